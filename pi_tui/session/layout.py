@@ -104,9 +104,9 @@ def _find_tool_call(index: SessionIndex, entry: Entry, call_id: Any) -> dict[str
         if message is None or message.get("role") != "assistant":
             continue
         for block in message.get("content") or ():
-            if isinstance(block, dict) and block.get("type") == "toolCall":
-                if block.get("id") == call_id:
-                    return block
+            is_call = isinstance(block, dict) and block.get("type") == "toolCall"
+            if is_call and block.get("id") == call_id:
+                return block
         return None
     return None
 
