@@ -104,9 +104,12 @@ def _find_tool_call(index: SessionIndex, entry: Entry, call_id: Any) -> dict[str
         if message is None or message.get("role") != "assistant":
             continue
         for block in message.get("content") or ():
-            is_call = isinstance(block, dict) and block.get("type") == "toolCall"
-            if is_call and block.get("id") == call_id:
-                return block
+            if isinstance(block, dict) and (block.get("type"), block.get("id")) == (
+                "toolCall",
+                call_id,
+            ):
+                found: dict[str, Any] = block
+                return found
         return None
     return None
 
