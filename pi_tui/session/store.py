@@ -163,7 +163,7 @@ class SessionWriter:
         self.acquire()
         if rewrite is not None and self.path.exists():
             self._rewrite(rewrite, old_version)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
         self._fd = fd
         self._repair_tail(fd)
         self._prepared = True
