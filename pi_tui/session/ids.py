@@ -7,13 +7,14 @@ import time
 from collections.abc import Container
 from datetime import UTC, datetime
 
-import uuid6
-
 ENTRY_ID_ATTEMPTS = 100
 
 
 def new_session_id() -> str:
     """A time-ordered UUIDv7, so session files sort by creation."""
+    # uuid6 pulls in importlib.metadata (~30 ms); read-only commands never need it.
+    import uuid6
+
     return str(uuid6.uuid7())
 
 
@@ -24,7 +25,7 @@ def new_entry_id(taken: Container[str]) -> str:
         if candidate not in taken:
             return candidate
     # pi falls back to a full UUID when the short space is crowded; so do we.
-    return str(uuid6.uuid7())
+    return new_session_id()
 
 
 def now_ms() -> int:
