@@ -85,7 +85,7 @@ class SessionManager:
         # Mirror of the file: header then every entry record in file order. The first
         # ``_on_disk`` of them are already written.
         self._records: list[Record] = [header, *(entry.raw for entry in entries)]
-        self._on_disk = len(self._records) if loaded is not None and loaded.size else 0
+        self._on_disk = len(self._records) if loaded is not None and loaded.header else 0
         self._rewrite_from: int | None = (
             loaded.original_version if loaded is not None and loaded.migrated else None
         )
@@ -105,10 +105,11 @@ class SessionManager:
         *,
         fsync: FsyncPolicy = FsyncPolicy.ASSISTANT,
         parent_session: str | None = None,
+        session_id: str | None = None,
     ) -> Self:
         """A new session in ``session_dir`` (default ``<cwd>/.pi/sessions``); no file yet."""
         directory = default_session_dir(cwd, session_dir)
-        header = cls._new_header(cwd, parent_session)
+        header = cls._new_header(cwd, parent_session, session_id)
         path = directory / session_file_name(str(header["id"]), str(header["timestamp"]))
         return cls(header, path=path, fsync=fsync)
 
@@ -162,10 +163,10 @@ class SessionManager:
         return list_sessions(default_session_dir(cwd, session_dir), cwd)
 
     @staticmethod
-    def _new_header(cwd: Path, parent_session: str | None) -> Record:
+    def _new_header(cwd: Path, parent_session: str | None, session_id: str | None = None) -> Record:
         header = SessionHeader(
             version=CURRENT_VERSION,
-            id=new_session_id(),
+            id=session_id or new_session_id(),
             timestamp=now_iso(),
             cwd=str(cwd),
             parent_session=parent_session,

@@ -382,3 +382,35 @@ def test_continue_recent_opens_the_newest_or_creates(tmp_path: Path) -> None:
     assert resumed.session_file == path
     assert len(resumed.entries()) == 2
     resumed.close()
+
+
+def test_a_file_holding_only_a_torn_first_write_becomes_a_fresh_session(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"type":"session","version":3,"id":"01')
+    session = SessionManager.open(path)
+    session.append_message(user("q"))
+    session.append_message(assistant("a"))
+    session.close()
+    assert (tmp_path / "s.jsonl.torn").read_bytes() == b'{"type":"session","version":3,"id":"01\n'
+    loaded = read_session_file(path)
+    assert loaded.warnings == []
+    assert loaded.header is not None and loaded.header["id"] == session.session_id
+    assert len(loaded.entries) == 2
+
+
+def test_most_recent_session_ignores_what_is_not_a_session(tmp_path: Path) -> None:
+    assert most_recent_session(tmp_path / "missing") is None
+    directory = tmp_path / "sessions"
+    directory.mkdir()
+    assert most_recent_session(directory) is None
+    valid = _session(directory, tmp_path, "q")
+    (directory / "newer-but-invalid.jsonl").write_text('{"type":"message"}\n')
+    (directory / "newer.txt").write_text("x")
+    assert most_recent_session(directory) == valid
+
+
+def test_custom_session_id_is_used_in_header_and_file_name(tmp_path: Path) -> None:
+    session = SessionManager.create(tmp_path, tmp_path, session_id="my-own-id")
+    assert session.session_id == "my-own-id"
+    assert session.session_file is not None
+    assert session.session_file.name.endswith("_my-own-id.jsonl")
