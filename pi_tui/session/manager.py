@@ -75,6 +75,7 @@ class SessionManager:
         loaded: LoadedFile | None = None,
         fsync: FsyncPolicy = FsyncPolicy.ASSISTANT,
         read_only: bool = False,
+        writer: SessionWriter | None = None,
     ) -> None:
         self.header = header
         self.session_file = path
@@ -92,7 +93,9 @@ class SessionManager:
         self.index = SessionIndex(entries)
         self.warnings.extend(self.index.warnings)
         self._has_assistant = any(entry.role == "assistant" for entry in entries)
-        self._writer = SessionWriter(path, fsync) if path is not None and not read_only else None
+        if writer is None and path is not None and not read_only:
+            writer = SessionWriter(path, fsync)
+        self._writer = writer
         self.leaf_id: str | None = self._resume_leaf()
 
     # --- construction -----------------------------------------------------------------------
@@ -132,15 +135,26 @@ class SessionManager:
         process has it). Opening never changes a byte of the file.
         """
         path = Path(path)
-        loaded = read_session_file(path) if path.exists() else None
-        if loaded is None or loaded.header is None:
-            header = cls._new_header(Path.cwd(), None)
-            manager = cls(header, path=path, loaded=loaded, fsync=fsync, read_only=read_only)
-        else:
-            manager = cls(loaded.header, path=path, loaded=loaded, fsync=fsync, read_only=read_only)
-        if manager._writer is not None:
-            manager._writer.acquire()
-        return manager
+        writer = None if read_only else SessionWriter(path, fsync)
+        # Lock before reading: a copy read before the lock could miss another writer's last
+        # lines, and the next append would silently branch off a stale leaf.
+        if writer is not None:
+            writer.acquire()
+        try:
+            loaded = read_session_file(path) if path.exists() else None
+        except BaseException:
+            if writer is not None:
+                writer.close()
+            raise
+        header = loaded.header if loaded is not None and loaded.header else None
+        return cls(
+            header or cls._new_header(Path.cwd(), None),
+            path=path,
+            loaded=loaded,
+            fsync=fsync,
+            read_only=read_only,
+            writer=writer,
+        )
 
     @classmethod
     def continue_recent(

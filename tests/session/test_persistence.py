@@ -242,3 +242,27 @@ def test_opening_a_missing_path_creates_it_lazily(tmp_path: Path) -> None:
     session.append_message(assistant("a"))
     assert path.exists()
     session.close()
+
+
+def test_a_writable_open_takes_the_lock_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_tui.session import manager as manager_module
+
+    session = SessionManager.create(tmp_path, tmp_path)
+    session.append_message(user("q"))
+    session.append_message(assistant("a"))
+    session.close()
+    path = session.session_file
+    assert path is not None
+    seen: list[bool] = []
+    real_read = manager_module.read_session_file
+
+    def spying_read(target: Path) -> object:
+        seen.append(Path(str(target) + ".lock").exists())
+        return real_read(target)
+
+    monkeypatch.setattr(manager_module, "read_session_file", spying_read)
+    SessionManager.open(path).close()
+    SessionManager.open(path, read_only=True)
+    assert seen == [True, False]
