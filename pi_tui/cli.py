@@ -7,6 +7,7 @@ against pi's own output for the same files.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from .session import (
     resolve_session,
 )
 from .session.catalog import text_of
+from .session.entries import THINKING_LEVELS
 from .session.layout import (
     default_filter,
     describe_calls,
@@ -35,6 +37,57 @@ from .session.layout import (
 )
 
 EXIT_USAGE = 2
+
+
+def open_session(args: argparse.Namespace, cwd: Path) -> SessionManager:
+    """The session a run works in, from --session / -c / --from / --no-session."""
+    directory = default_session_dir(cwd, args.session_dir)
+    if args.no_session:
+        return SessionManager.in_memory(cwd)
+    if args.session:
+        candidate = Path(args.session).expanduser()
+        looks_like_path = "/" in args.session or args.session.endswith(".jsonl")
+        if looks_like_path and not candidate.exists():
+            return SessionManager.open(candidate)
+        return SessionManager.open(resolve_session(args.session, directory))
+    if args.continue_ or args.from_entry:
+        return SessionManager.continue_recent(cwd, directory)
+    return SessionManager.create(cwd, directory)
+
+
+def run_agent(args: argparse.Namespace) -> int:
+    """Run one prompt in print or JSON mode."""
+    from .agent.provider import ModelSpec
+    from .agent_session import AgentSession
+    from .config import choose_model
+    from .modes.json_mode import run_json
+    from .modes.print_mode import run_print
+    from .tools.base import ToolContext
+    from .tools.registry import create_tools
+
+    prompt = " ".join(args.prompt).strip()
+    if not prompt and not sys.stdin.isatty():
+        prompt = sys.stdin.read().strip()
+    if not prompt:
+        raise ValueError("no prompt given (pass it as an argument or on standard input)")
+    cwd = Path.cwd()
+    names = [n.strip() for n in args.tools.split(",") if n.strip()] if args.tools else None
+    tools = create_tools(ToolContext(cwd), names)
+    manager = open_session(args, cwd)
+    try:
+        if args.from_entry:
+            manager.branch(args.from_entry)
+        current = manager.build_context().model
+        model_name = choose_model(
+            args.model, (current.provider, current.model_id) if current else None
+        )
+        spec = ModelSpec(model_name, api_base=args.api_base, api_key=args.api_key)
+        thinking = args.thinking or manager.build_context().thinking_level
+        session = AgentSession(manager, model=spec, tools=tools, thinking=thinking, cwd=cwd)
+        runner = run_json(session, prompt) if args.mode == "json" else run_print(session, prompt)
+        return asyncio.run(runner)
+    finally:
+        manager.close()
 
 
 def _print_json(value: Any) -> None:
@@ -152,19 +205,18 @@ def cmd_context(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for ``pi-tui``."""
-    parser = argparse.ArgumentParser(
-        prog="pi-tui",
-        description="A terminal coding agent whose sessions are append-only trees.",
-    )
-    parser.add_argument("--version", action="version", version=f"pi-tui {__version__}")
+COMMANDS = ("sessions", "tree", "context")
+
+
+def build_command_parser() -> argparse.ArgumentParser:
+    """The parser for ``pi-tui COMMAND …`` (read-only session commands)."""
+    parser = argparse.ArgumentParser(prog="pi-tui", description="Inspect sessions.")
     parser.add_argument(
         "--session-dir",
         type=Path,
         help="where sessions live (default: $PI_TUI_SESSION_DIR or <cwd>/.pi/sessions)",
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     sessions = commands.add_parser("sessions", help="list the sessions of this folder")
     sessions.add_argument(
@@ -187,25 +239,80 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The parser for running the agent: ``pi-tui [options] [PROMPT]``."""
+    parser = argparse.ArgumentParser(
+        prog="pi-tui",
+        description="A terminal coding agent whose sessions are append-only trees.",
+        epilog="Session commands: pi-tui sessions | tree SESSION | context SESSION.",
+    )
+    parser.add_argument("--version", action="version", version=f"pi-tui {__version__}")
+    parser.add_argument("prompt", nargs="*", help="the message to send")
+    parser.add_argument(
+        "-p", "--print", action="store_true", help="answer PROMPT, print the answer, exit"
+    )
+    parser.add_argument(
+        "--mode", choices=("text", "json"), default="text", help="json: one event per line"
+    )
+    parser.add_argument("--model", help="any LiteLLM model string (default: offline/pi-tui)")
+    parser.add_argument("--thinking", choices=THINKING_LEVELS, help="reasoning level")
+    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server")
+    parser.add_argument("--api-key", help="API key for the model's provider")
+    parser.add_argument("--session", help="open this session (path, id prefix or name)")
+    parser.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the most recent session",
+    )
+    parser.add_argument("--no-session", action="store_true", help="keep nothing on disk")
+    parser.add_argument(
+        "--from",
+        dest="from_entry",
+        metavar="ENTRY_ID",
+        help="branch from this entry before prompting (implies -c without --session)",
+    )
+    parser.add_argument("--tools", help="comma-separated tools to enable (default: all)")
+    parser.add_argument(
+        "--session-dir",
+        type=Path,
+        help="where sessions live (default: $PI_TUI_SESSION_DIR or <cwd>/.pi/sessions)",
+    )
+    return parser
+
+
+def _is_command(arguments: list[str]) -> bool:
+    """True for ``pi-tui [--session-dir DIR] COMMAND …``."""
+    position = 0
+    if arguments and arguments[0] == "--session-dir":
+        position = 2
+    elif arguments and arguments[0].startswith("--session-dir="):
+        position = 1
+    return len(arguments) > position and arguments[position] in COMMANDS
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pi-tui`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
-        return 0
+    arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        result: int = handler(args)
-    except (SessionError, EntryNotFound) as exc:
+        if _is_command(arguments):
+            args = build_command_parser().parse_args(arguments)
+            result: int = args.handler(args)
+            return result
+        parser = build_parser()
+        args = parser.parse_args(arguments)
+        if not (args.print or args.mode == "json"):
+            parser.print_help()
+            return 0
+        return run_agent(args)
+    except (SessionError, EntryNotFound, ValueError) as exc:
         print(f"pi-tui: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        print(
-            f"pi-tui: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(), file=sys.stderr
-        )
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"pi-tui: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return EXIT_USAGE
-    return result
 
 
 if __name__ == "__main__":
