@@ -211,8 +211,6 @@ def register_offline_provider(litellm: Any) -> None:
     """Register ``offline/pi-tui`` with an imported LiteLLM module."""
     from litellm.types.utils import Delta, ModelResponseStream, StreamingChoices
 
-    delay = float(os.environ.get(DELAY_ENV, DEFAULT_DELAY_MS)) / 1000
-
     class OfflineModel(litellm.CustomLLM):  # type: ignore[misc]
         """LiteLLM's view of the offline model."""
 
@@ -221,6 +219,7 @@ def register_offline_provider(litellm: Any) -> None:
             params: dict[str, Any] = kwargs.get("optional_params") or {}
             tools = {t.get("function", {}).get("name") for t in params.get("tools") or []}
             reply = offline_brain().next_reply(messages, tools)
+            delay = float(os.environ.get(DELAY_ENV, DEFAULT_DELAY_MS)) / 1000
             if reply.thinking and params.get("reasoning_effort"):
                 for piece in _pieces(reply.thinking):
                     yield ModelResponseStream(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import warnings
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -47,6 +48,11 @@ def litellm_module() -> ModuleType:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             import litellm
 
+            # LiteLLM's TypedDicts make pydantic warn on the first call; that is not the
+            # user's business and must not leak into the terminal.
+            warnings.filterwarnings(
+                "ignore", message=".*`ReadOnly` qualifier", category=UserWarning
+            )
             litellm.suppress_debug_info = True
             litellm.drop_params = True
             litellm.disable_hf_tokenizer_download = True
