@@ -7,6 +7,10 @@ v1 and v2 files are migrated to v3 in memory only.
 
 from __future__ import annotations
 
+import gc
+import io
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +54,8 @@ class LoadedFile:
     torn_tail: TornTail | None = None
     missing_final_newline: bool = False
     size: int = 0
+    content_lines: int = 0
+    """Complete, non-blank lines read (valid or not); 0 for an empty or torn-only file."""
 
     @property
     def migrated(self) -> bool:
@@ -62,43 +68,68 @@ def _version_of(header: Record) -> int:
     return version if isinstance(version, int) and not isinstance(version, bool) else 1
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many long-lived objects.
+
+    Loading allocates millions of containers that all survive; the collector would rescan
+    them over and over (measured: 1.4–1.9 s of a 2.7 s open of a 100k-entry file).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def parse_session_bytes(data: bytes) -> LoadedFile:
     """Parse a whole session file's bytes; never raises on bad content."""
+    return parse_session_lines(io.BytesIO(data))
+
+
+def parse_session_lines(lines: Iterable[bytes]) -> LoadedFile:
+    """Parse a session file line by line (``lines`` keep their ``\\n``)."""
     warnings: list[LoadWarning] = []
-    lines = data.split(b"\n")
     torn: TornTail | None = None
     missing_newline = False
-    # split() leaves an empty last piece exactly when the file ends with a newline.
-    tail = lines[-1]
-    if tail.strip():
-        try:
-            orjson.loads(tail)
-            missing_newline = True
-        except orjson.JSONDecodeError:
-            torn = TornTail(len(data) - len(tail), tail)
-            warnings.append(
-                LoadWarning(len(lines), "torn last line (cut short while writing); ignored")
-            )
-            lines = lines[:-1]
-
     header: Record | None = None
     records: list[tuple[int, Record]] = []
+    offset = 0
+    content_lines = 0
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            if number < len(lines):
+        start = offset
+        offset += len(line)
+        if not line.endswith(b"\n") and line.strip():
+            # The last line, without its newline: complete, or a write cut short.
+            try:
+                record = orjson.loads(line)
+                missing_newline = True
+            except orjson.JSONDecodeError:
+                torn = TornTail(start, line)
+                warnings.append(
+                    LoadWarning(number, "torn last line (cut short while writing); ignored")
+                )
+                break
+        elif not line.strip():
+            if line.endswith(b"\n"):
                 warnings.append(LoadWarning(number, "blank line; ignored"))
             continue
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            warnings.append(LoadWarning(number, f"malformed JSON ({exc.msg}); ignored"))
-            continue
+        else:
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                content_lines += 1
+                warnings.append(LoadWarning(number, f"malformed JSON ({exc.msg}); ignored"))
+                continue
+        content_lines += 1
         if not isinstance(record, dict) or not isinstance(record.get("type"), str):
             warnings.append(LoadWarning(number, "not an entry object; ignored"))
             continue
         if header is None and not records:
             if record["type"] != "session" or not isinstance(record.get("id"), str):
-                return LoadedFile(None, [], warnings, size=len(data))
+                return LoadedFile(None, [], warnings, size=offset, content_lines=content_lines)
             header = record
             continue
         if record["type"] == "session":
@@ -107,7 +138,9 @@ def parse_session_bytes(data: bytes) -> LoadedFile:
         records.append((number, record))
 
     if header is None:
-        return LoadedFile(None, [], warnings, torn_tail=torn, size=len(data))
+        return LoadedFile(
+            None, [], warnings, torn_tail=torn, size=offset, content_lines=content_lines
+        )
 
     version = _version_of(header)
     if version < 2:
@@ -116,12 +149,14 @@ def parse_session_bytes(data: bytes) -> LoadedFile:
         _migrate_v2(header, [record for _, record in records])
 
     entries: list[Entry] = []
-    for number, record in records:
+    for line_number, record in records:
         if not isinstance(record.get("id"), str):
-            warnings.append(LoadWarning(number, f"{record['type']} entry without an id; ignored"))
+            warnings.append(
+                LoadWarning(line_number, f"{record['type']} entry without an id; ignored")
+            )
             continue
-        entries.append(Entry.from_record(record, number))
-    return LoadedFile(header, entries, warnings, version, torn, missing_newline, len(data))
+        entries.append(Entry.from_record(record, line_number))
+    return LoadedFile(header, entries, warnings, version, torn, missing_newline, offset)
 
 
 def _migrate_v1(header: Record, records: list[Record]) -> None:
@@ -161,11 +196,10 @@ def read_session_file(path: Path) -> LoadedFile:
 
     An empty file is a valid, empty session (nothing was ever flushed into it).
     """
-    data = path.read_bytes()
-    loaded = parse_session_bytes(data)
+    with path.open("rb", buffering=1 << 20) as handle, gc_paused():
+        loaded = parse_session_lines(handle)
     # A file holding nothing but a torn fragment is a first write that was cut short.
-    complete = data[: loaded.torn_tail.offset] if loaded.torn_tail else data
-    if loaded.header is None and complete.strip():
+    if loaded.header is None and loaded.content_lines:
         raise NotASessionFile(path, "its first record is not a session header")
     return loaded
 

@@ -48,7 +48,7 @@ from .entries import (
 )
 from .errors import EntryNotFound
 from .ids import new_entry_id, new_session_id, now_iso
-from .loader import LoadedFile, LoadWarning, read_session_file
+from .loader import LoadedFile, LoadWarning, gc_paused, read_session_file
 from .records import Entry, Record, dump_line
 from .store import FsyncPolicy, SessionWriter
 from .tree import SessionIndex, TreeNode
@@ -90,7 +90,8 @@ class SessionManager:
         self._rewrite_from: int | None = (
             loaded.original_version if loaded is not None and loaded.migrated else None
         )
-        self.index = SessionIndex(entries)
+        with gc_paused():
+            self.index = SessionIndex(entries)
         self.warnings.extend(self.index.warnings)
         self._has_assistant = any(entry.role == "assistant" for entry in entries)
         if writer is None and path is not None and not read_only:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .ids import iso_from_ms, ms_from_iso
-from .loader import LoadWarning
+from .loader import LoadWarning, gc_paused
 from .records import Entry
 
 CANONICAL_STAMP_LENGTH = len("2026-01-01T00:00:00.000Z")
@@ -158,6 +158,10 @@ class SessionIndex:
         Entries caught in a parent cycle are unreachable from any root; the first of each
         such group in file order is cut loose and shown as a root, so nothing disappears.
         """
+        with gc_paused():
+            return self._build_tree()
+
+    def _build_tree(self) -> list[TreeNode]:
         nodes = {
             entry.id: TreeNode(entry, label=self.labels.get(entry.id)) for entry in self.entries
         }
@@ -208,6 +212,11 @@ class SessionIndex:
         """Depth-first pre-order rows of the tree with depth, tree parent and sibling order."""
         if roots is None:
             roots = self.get_tree()
+        with gc_paused():
+            return self._flatten(roots)
+
+    @staticmethod
+    def _flatten(roots: list[TreeNode]) -> list[FlatNode]:
         rows: list[FlatNode] = []
         stack: list[tuple[TreeNode, int, str | None, int]] = [
             (node, 0, None, order) for order, node in reversed(list(enumerate(roots)))
