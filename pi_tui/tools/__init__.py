@@ -1,0 +1,1 @@
+"""The coding tools the agent can call: read, write, edit, bash, grep, find, ls."""
