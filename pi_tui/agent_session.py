@@ -183,6 +183,54 @@ class AgentSession:
         """Label an entry (None or empty clears)."""
         self.manager.append_label(entry_id, text)
 
+    def _sibling(self, manager: SessionManager) -> AgentSession:
+        """A session on another file with this one's model, tools and settings."""
+        settings = self.loop.settings
+        return AgentSession(
+            manager,
+            model=settings.model,
+            tools=settings.tools,
+            thinking=settings.thinking,
+            cwd=self.cwd,
+            system_prompt=settings.system_prompt,
+            max_retries=settings.max_retries,
+            retry_base_delay=settings.retry_base_delay,
+            sleep=self.loop.sleep,
+        )
+
+    def fork(self, entry_id: str) -> tuple[AgentSession, str | None]:
+        """A new session file holding the path up to ``entry_id`` (pi's ``/fork``).
+
+        Forking at a user message copies the path up to its parent and returns the message's
+        text for re-editing; forking anywhere else copies the path through that entry.
+        """
+        entry = self.manager.get_entry(entry_id)
+        if entry is None:
+            raise EntryNotFound(entry_id)
+        text: str | None = None
+        cut: str | None = entry_id
+        if entry.role == "user":
+            text = text_of(entry.message.get("content") if entry.message else None)
+            cut = entry.parent_id
+        if cut is None:
+            parent = str(self.manager.session_file) if self.manager.session_file else None
+            directory = self.manager.session_file.parent if self.manager.session_file else None
+            manager = (
+                SessionManager.create(self.cwd, directory, parent_session=parent)
+                if directory is not None
+                else SessionManager.in_memory(self.cwd)
+            )
+        else:
+            manager = self.manager.fork(cut)
+        return self._sibling(manager), text
+
+    def new(self) -> AgentSession:
+        """A fresh session in the same folder with the same model and tools."""
+        file = self.manager.session_file
+        if file is None:
+            return self._sibling(SessionManager.in_memory(self.cwd))
+        return self._sibling(SessionManager.create(self.cwd, file.parent))
+
     def close(self) -> None:
         """Abort any run and close the session file."""
         if self.loop.running:

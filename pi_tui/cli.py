@@ -57,7 +57,7 @@ def open_session(args: argparse.Namespace, cwd: Path) -> SessionManager:
 
 def run_agent(args: argparse.Namespace) -> int:
     """Run one prompt in print or JSON mode."""
-    from .agent.provider import ModelSpec
+    from .agent.provider import ModelSpec, warm_up
     from .agent_session import AgentSession
     from .config import choose_model
     from .modes.json_mode import run_json
@@ -65,6 +65,7 @@ def run_agent(args: argparse.Namespace) -> int:
     from .tools.base import ToolContext
     from .tools.registry import create_tools
 
+    warm_up()  # LiteLLM's import dominates start-up; overlap it with opening the session
     prompt = " ".join(args.prompt).strip()
     if not prompt and not sys.stdin.isatty():
         prompt = sys.stdin.read().strip()

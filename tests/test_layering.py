@@ -30,3 +30,14 @@ def test_session_sources_do_not_import_the_rest_of_the_package() -> None:
         imports = re.findall(r"^\s*(?:from|import)\s+(\S+)", source.read_text(), re.MULTILINE)
         outside = [name for name in imports if name.startswith(("pi_tui", ".."))]
         assert outside == [], source.name
+
+
+def test_front_end_modules_do_not_import_litellm_at_import_time() -> None:
+    probe = (
+        "import sys, pi_tui.cli, pi_tui.agent_session, pi_tui.agent.loop, pi_tui.modes.print_mode; "
+        "print('litellm' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "False"

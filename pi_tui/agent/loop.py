@@ -93,7 +93,7 @@ class AgentLoop:
     def __init__(self, settings: LoopSettings, emit: Emit, sleep: Sleep = asyncio.sleep) -> None:
         self.settings = settings
         self._emit = emit
-        self._sleep = sleep
+        self.sleep = sleep
         self.steering: deque[Message] = deque()
         self.follow_ups: deque[Message] = deque()
         self._abort = asyncio.Event()
@@ -252,7 +252,7 @@ class AgentLoop:
                 retries += 1
                 delay = settings.retry_base_delay * 2 ** (retries - 1)
                 self._emit(RetryScheduled(retries, settings.max_retries, delay, failure.message))
-                if await self._race_abort(asyncio.ensure_future(self._sleep(delay))):
+                if await self._race_abort(asyncio.ensure_future(self.sleep(delay))):
                     return self._close(attempt, "aborted", ABORTED_TEXT), invalid
                 continue
             return self._close(attempt, "error", failure.message), invalid

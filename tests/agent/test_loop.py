@@ -224,7 +224,7 @@ async def test_transient_errors_are_retried_with_backoff_before_the_first_chunk(
     async def fake_sleep(seconds: float) -> None:
         slept.append(seconds)
 
-    session.loop._sleep = fake_sleep
+    session.loop.sleep = fake_sleep
     session.loop.settings.retry_base_delay = 2.0
     script(reply("finally"))
     events = collect(session)
