@@ -257,6 +257,12 @@ class AgentLoop:
                 continue
             return self._close(attempt, "error", failure.message), invalid
 
+    def _report_end(self, call: dict[str, Any], result: ToolResult, began: float) -> None:
+        """Emit ``tool_execution_end``; ``began`` is a perf_counter start, or 0 (never ran)."""
+        elapsed = int((time.perf_counter() - began) * 1000) if began else 0
+        message = tool_result_message(call, result)
+        self._emit(ToolExecutionEnd(call["id"], call["name"], message, result.is_error, elapsed))
+
     async def _run_tools(
         self, calls: list[dict[str, Any]], invalid: dict[str, str]
     ) -> list[Message]:
@@ -280,15 +286,7 @@ class AgentLoop:
                 except ToolError as exc:
                     outcomes[call["id"]] = ToolResult.error(str(exc))
             if call["id"] in outcomes:
-                self._emit(
-                    ToolExecutionEnd(
-                        call["id"],
-                        call["name"],
-                        tool_result_message(call, outcomes[call["id"]]),
-                        True,
-                        0,
-                    )
-                )
+                self._report_end(call, outcomes[call["id"]], 0)
 
         async def execute(call: dict[str, Any], tool: Tool, args: Any) -> None:
             began = time.perf_counter()
@@ -302,29 +300,12 @@ class AgentLoop:
                 result = ToolResult.error(str(exc))
             except asyncio.CancelledError:
                 outcomes[call["id"]] = ToolResult.error(ABORTED_TEXT)
-                self._emit(
-                    ToolExecutionEnd(
-                        call["id"],
-                        call["name"],
-                        tool_result_message(call, outcomes[call["id"]]),
-                        True,
-                        int((time.perf_counter() - began) * 1000),
-                    )
-                )
+                self._report_end(call, outcomes[call["id"]], began)
                 raise
             except Exception as exc:
                 result = ToolResult.error(f"{type(exc).__name__}: {exc}")
             outcomes[call["id"]] = result
-            elapsed = int((time.perf_counter() - began) * 1000)
-            self._emit(
-                ToolExecutionEnd(
-                    call["id"],
-                    call["name"],
-                    tool_result_message(call, result),
-                    result.is_error,
-                    elapsed,
-                )
-            )
+            self._report_end(call, result, began)
 
         if runnable:
             batch = asyncio.ensure_future(
