@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -36,6 +36,9 @@ from .session.layout import (
     show_all,
 )
 
+if TYPE_CHECKING:
+    from .agent_session import AgentSession
+
 EXIT_USAGE = 2
 
 
@@ -55,15 +58,29 @@ def open_session(args: argparse.Namespace, cwd: Path) -> SessionManager:
     return SessionManager.create(cwd, directory)
 
 
-def run_agent(args: argparse.Namespace) -> int:
-    """Run one prompt in print or JSON mode."""
-    from .agent.provider import ModelSpec, warm_up
+def build_agent(args: argparse.Namespace, manager: SessionManager, cwd: Path) -> AgentSession:
+    """The AgentSession for a run: model, thinking level and tools from the arguments."""
+    from .agent.provider import ModelSpec
     from .agent_session import AgentSession
     from .config import choose_model
-    from .modes.json_mode import run_json
-    from .modes.print_mode import run_print
     from .tools.base import ToolContext
     from .tools.registry import create_tools
+
+    names = [n.strip() for n in args.tools.split(",") if n.strip()] if args.tools else None
+    tools = create_tools(ToolContext(cwd), names)
+    context = manager.build_context()
+    current = context.model
+    model_name = choose_model(args.model, (current.provider, current.model_id) if current else None)
+    spec = ModelSpec(model_name, api_base=args.api_base, api_key=args.api_key)
+    thinking = args.thinking or context.thinking_level
+    return AgentSession(manager, model=spec, tools=tools, thinking=thinking, cwd=cwd)
+
+
+def run_agent(args: argparse.Namespace) -> int:
+    """Run one prompt in print or JSON mode."""
+    from .agent.provider import warm_up
+    from .modes.json_mode import run_json
+    from .modes.print_mode import run_print
 
     warm_up()  # LiteLLM's import dominates start-up; overlap it with opening the session
     prompt = " ".join(args.prompt).strip()
@@ -72,23 +89,42 @@ def run_agent(args: argparse.Namespace) -> int:
     if not prompt:
         raise ValueError("no prompt given (pass it as an argument or on standard input)")
     cwd = Path.cwd()
-    names = [n.strip() for n in args.tools.split(",") if n.strip()] if args.tools else None
-    tools = create_tools(ToolContext(cwd), names)
     manager = open_session(args, cwd)
     try:
         if args.from_entry:
             manager.branch(args.from_entry)
-        current = manager.build_context().model
-        model_name = choose_model(
-            args.model, (current.provider, current.model_id) if current else None
-        )
-        spec = ModelSpec(model_name, api_base=args.api_base, api_key=args.api_key)
-        thinking = args.thinking or manager.build_context().thinking_level
-        session = AgentSession(manager, model=spec, tools=tools, thinking=thinking, cwd=cwd)
+        session = build_agent(args, manager, cwd)
         runner = run_json(session, prompt) if args.mode == "json" else run_print(session, prompt)
         return asyncio.run(runner)
     finally:
         manager.close()
+
+
+def run_interactive(args: argparse.Namespace) -> int:
+    """The Textual app."""
+    from .ui.app import PiTuiApp
+
+    cwd = Path.cwd()
+    manager = open_session(args, cwd)
+    if args.from_entry:
+        manager.branch(args.from_entry)
+    agent = build_agent(args, manager, cwd)
+
+    def open_other(path: Path) -> AgentSession:
+        return build_agent(args, SessionManager.open(path), cwd)
+
+    prompt = " ".join(args.prompt).strip() or None
+    app = PiTuiApp(
+        agent,
+        open_session=open_other,
+        initial_prompt=prompt,
+        start_with="resume" if args.resume else None,
+    )
+    try:
+        app.run()
+    finally:
+        app.agent.close()
+    return 0
 
 
 def _print_json(value: Any) -> None:
@@ -268,6 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue the most recent session",
     )
     parser.add_argument("--no-session", action="store_true", help="keep nothing on disk")
+    parser.add_argument("-r", "--resume", action="store_true", help="start with the session picker")
     parser.add_argument(
         "--from",
         dest="from_entry",
@@ -303,10 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return result
         parser = build_parser()
         args = parser.parse_args(arguments)
-        if not (args.print or args.mode == "json"):
-            parser.print_help()
-            return 0
-        return run_agent(args)
+        if args.print or args.mode == "json":
+            return run_agent(args)
+        return run_interactive(args)
     except (SessionError, EntryNotFound, ValueError) as exc:
         print(f"pi-tui: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

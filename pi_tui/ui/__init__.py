@@ -1,0 +1,1 @@
+"""The Textual front end: chat, tool trace and tree navigator around one AgentSession."""

@@ -1,0 +1,574 @@
+"""The pi-tui application: chat, tool trace and tree navigator around one AgentSession.
+
+The UI never writes the session file itself: it calls AgentSession and renders the events
+the agent emits. Agent events arrive synchronously from the loop (which runs in a worker on
+this app's event loop); they are queued and rendered in order by one consumer task, so a slow
+Markdown render never reorders or drops anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from ..agent.events import (
+    AgentEnd,
+    AgentEvent,
+    AgentStart,
+    MessageEnd,
+    RetryScheduled,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+)
+from ..agent.offline import MODEL_NAME
+from ..agent.provider import ModelSpec, litellm_loaded, litellm_module
+from ..agent_session import AgentSession
+from ..config import KEYED_DEFAULTS
+from ..session import SessionError, list_sessions
+from ..session.context import compaction_summary_of, message_of
+from ..session.entries import THINKING_LEVELS
+from ..session.records import Entry
+from .chat import ChatView
+from .commands import COMMANDS, parse_command
+from .navigator import SessionNavigator
+from .prompt import Prompt
+from .screens.help import HelpScreen
+from .screens.pickers import Choice, PickerScreen, TextInputScreen
+from .status import StatusBar, StatusInfo
+from .tool_trace import ToolTrace
+
+Message = dict[str, Any]
+SessionOpener = Callable[[Path], AgentSession]
+
+
+def display_messages(path: Iterable[Entry]) -> list[Message]:
+    """What the chat shows for a path: every message, with compactions where they happened."""
+    shown: list[Message] = []
+    for entry in path:
+        if entry.type == "compaction":
+            shown.append(compaction_summary_of(entry))
+            continue
+        message = message_of(entry)
+        if message is not None:
+            shown.append(message)
+    return shown
+
+
+class PiTuiApp(App[None]):
+    """Three panes over one session, a prompt and a status bar."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "pi-tui"
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS = [
+        Binding("ctrl+t", "focus_tree", "Tree", priority=True),
+        Binding("escape", "escape", "Abort / back", show=False),
+        Binding("alt+enter", "follow_up", "Follow-up", show=False, priority=True),
+        Binding("f1", "help", "Help"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        agent: AgentSession,
+        *,
+        open_session: SessionOpener | None = None,
+        initial_prompt: str | None = None,
+        start_with: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.agent = agent
+        self.open_session = open_session
+        self.initial_prompt = initial_prompt
+        self.start_with = start_with
+        self._events: asyncio.Queue[AgentEvent] = asyncio.Queue()
+        self._unsubscribe: Callable[[], None] | None = None
+        self._activity = ""
+
+    # --- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            yield ChatView(id="chat")
+            with Vertical(id="side"):
+                yield ToolTrace(id="trace")
+                yield SessionNavigator(self.agent.manager, id="navigator")
+        yield Prompt(COMMANDS, id="prompt")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    @property
+    def chat(self) -> ChatView:
+        """The conversation pane."""
+        return self.query_one(ChatView)
+
+    @property
+    def trace(self) -> ToolTrace:
+        """The tool-call pane."""
+        return self.query_one(ToolTrace)
+
+    @property
+    def navigator(self) -> SessionNavigator:
+        """The tree pane."""
+        return self.query_one(SessionNavigator)
+
+    @property
+    def prompt(self) -> Prompt:
+        """The prompt."""
+        return self.query_one(Prompt)
+
+    async def on_mount(self) -> None:
+        self._attach(self.agent)
+        self._consume_events()
+        await self.show_path()
+        self.prompt.focus_input()
+        if self.start_with == "resume":
+            self.action_resume()
+        if self.initial_prompt:
+            self.send(self.initial_prompt)
+
+    def on_ready(self) -> None:
+        # The first frame is on screen: now pay for LiteLLM's import, off the event loop.
+        if not litellm_loaded():
+            self.run_worker(litellm_module, thread=True, group="warm-up", exit_on_error=False)
+
+    def _attach(self, agent: AgentSession) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.agent = agent
+        self._unsubscribe = agent.subscribe(self._events.put_nowait)
+        self.sub_title = agent.manager.session_name or ""
+
+    async def on_unmount(self) -> None:
+        self.agent.close()
+
+    # --- rendering the session --------------------------------------------------------------
+
+    async def show_path(self) -> None:
+        """Show the active path in chat and trace, the tree, and the status bar."""
+        messages = display_messages(self.agent.manager.path())
+        await _maybe_await(self.chat.load(messages))
+        await _maybe_await(self.trace.load(messages))
+        self.navigator.refresh_tree()
+        self.update_status()
+
+    def update_status(self) -> None:
+        """Recompute the status bar from the active path."""
+        manager = self.agent.manager
+        tokens_in = tokens_out = 0
+        cost = 0.0
+        last_context = 0
+        for entry in manager.path():
+            message = entry.message
+            if message is None or message.get("role") != "assistant":
+                continue
+            usage = message.get("usage") or {}
+            tokens_in += int(usage.get("input", 0)) + int(usage.get("cacheRead", 0))
+            tokens_out += int(usage.get("output", 0))
+            cost += float((usage.get("cost") or {}).get("total", 0) or 0)
+            if message.get("stopReason") not in ("error", "aborted"):
+                last_context = int(usage.get("totalTokens", 0))
+        percent = None
+        if litellm_loaded():
+            from ..agent.provider import model_info
+
+            window = model_info(self.agent.model).context_window
+            percent = 100 * last_context / window if window else None
+        model = self.agent.model
+        self.query_one(StatusBar).update_info(
+            StatusInfo(
+                session_name=manager.session_name or "",
+                model=model.name,
+                thinking=self.agent.thinking,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                cost=cost,
+                context_percent=percent,
+                activity=self._activity,
+            )
+        )
+
+    def set_activity(self, activity: str) -> None:
+        """Show (or clear, with "") what the agent is doing."""
+        self._activity = activity
+        self.update_status()
+
+    @work(group="events", exclusive=True)
+    async def _consume_events(self) -> None:
+        while True:
+            event = await self._events.get()
+            await _maybe_await(self.chat.handle_event(event))
+            await _maybe_await(self.trace.handle_event(event))
+            self._after_event(event)
+
+    def _after_event(self, event: AgentEvent) -> None:
+        if isinstance(event, AgentStart):
+            self.set_activity("working")
+        elif isinstance(event, ToolExecutionStart):
+            self.set_activity(f"running {event.tool_name}")
+        elif isinstance(event, ToolExecutionEnd):
+            self.set_activity("working")
+        elif isinstance(event, RetryScheduled):
+            self.notify(
+                f"{event.error_message}\nretrying in {event.delay_s:.0f}s "
+                f"({event.attempt}/{event.max_attempts})",
+                severity="warning",
+            )
+        elif isinstance(event, MessageEnd):
+            self.navigator.refresh_tree()
+            self.update_status()
+        elif isinstance(event, AgentEnd):
+            self.set_activity("")
+
+    # --- sending ----------------------------------------------------------------------------
+
+    @on(Prompt.Sent)
+    def _prompt_sent(self, event: Prompt.Sent) -> None:
+        self.send(event.text)
+
+    def send(self, text: str) -> None:
+        """Run a slash command, steer the running agent, or start a run."""
+        command = parse_command(text)
+        if command is not None:
+            self.run_command(*command)
+            return
+        if self.agent.is_running:
+            self.agent.steer(text)
+            self.notify("Queued: delivered after the current tool calls.")
+            return
+        self._run_prompt(text)
+
+    @work(group="agent", exclusive=True, exit_on_error=False)
+    async def _run_prompt(self, text: str) -> None:
+        if not litellm_loaded():
+            self.set_activity("loading model support…")
+            await asyncio.to_thread(litellm_module)
+        self.set_activity("working")
+        try:
+            await self.agent.prompt(text)
+        finally:
+            self.set_activity("")
+
+    def action_follow_up(self) -> None:
+        """Queue the prompt's text for after the run (or send it now when idle)."""
+        text = self.prompt.text.strip()
+        if not text:
+            return
+        self.prompt.set_text("")
+        if self.agent.is_running:
+            self.agent.follow_up(text)
+            self.notify("Queued: delivered when the agent finishes.")
+        else:
+            self.send(text)
+
+    def action_escape(self) -> None:
+        """Abort a run; otherwise go back to the prompt."""
+        if self.agent.is_running:
+            queued = self.agent.abort()
+            if queued and not self.prompt.text.strip():
+                self.prompt.set_text("\n\n".join(queued))
+            self.notify("Aborted.")
+            return
+        self.prompt.focus_input()
+
+    # --- the tree ---------------------------------------------------------------------------
+
+    def action_focus_tree(self) -> None:
+        """Focus the navigator with its cursor on the current leaf."""
+        self.navigator.refresh_tree(keep_cursor=False)
+        self.navigator.focus()
+
+    def _refuse_while_running(self) -> bool:
+        if self.agent.is_running:
+            self.notify("The agent is running: press Esc to abort it first.", severity="warning")
+            return True
+        return False
+
+    @on(SessionNavigator.EntrySelected)
+    async def _entry_selected(self, event: SessionNavigator.EntrySelected) -> None:
+        if self._refuse_while_running():
+            return
+        self.agent.manager.branch(event.entry_id)
+        await self.show_path()
+        self.prompt.focus_input()
+
+    @on(SessionNavigator.EditRequested)
+    async def _edit_requested(self, event: SessionNavigator.EditRequested) -> None:
+        if self._refuse_while_running():
+            return
+        entry = self.agent.manager.get_entry(event.entry_id)
+        if entry is None or entry.role != "user":
+            self.bell()
+            return
+        text = self.agent.navigate(event.entry_id) or ""
+        await self.show_path()
+        if self.prompt.text.strip():
+            self.notify("The prompt is not empty, so the old text was not put there.")
+        else:
+            self.prompt.set_text(text)
+        self.prompt.focus_input()
+
+    @on(SessionNavigator.LabelRequested)
+    def _label_requested(self, event: SessionNavigator.LabelRequested) -> None:
+        current = self.agent.manager.get_label(event.entry_id) or ""
+
+        def save(label: str | None) -> None:
+            if label is None:
+                return
+            self.agent.label(event.entry_id, label or None)
+            self.navigator.refresh_tree()
+
+        self.push_screen(
+            TextInputScreen(f"Label for {event.entry_id} (empty clears)", current), save
+        )
+
+    @on(SessionNavigator.Dismissed)
+    def _navigator_dismissed(self) -> None:
+        self.prompt.focus_input()
+
+    # --- slash commands ---------------------------------------------------------------------
+
+    def run_command(self, name: str, argument: str) -> None:
+        """Act on ``/name argument``."""
+        handler = getattr(self, f"command_{name}", None)
+        if handler is None:
+            self.notify(f"Unknown command /{name}. /help lists them.", severity="error")
+            return
+        handler(argument)
+
+    def command_tree(self, argument: str) -> None:
+        """``/tree``."""
+        self.action_focus_tree()
+
+    def command_rename(self, argument: str) -> None:
+        """``/rename NAME``."""
+        if not argument:
+            name = self.agent.manager.session_name
+            self.notify(f"Session name: {name}" if name else "Usage: /rename NAME")
+            return
+        self.agent.rename(argument)
+        self.sub_title = self.agent.manager.session_name or ""
+        self.navigator.refresh_tree()
+        self.update_status()
+        self.notify(f"Session renamed: {self.sub_title}")
+
+    def command_label(self, argument: str) -> None:
+        """``/label TEXT``, ``/label`` (clear), ``/label ID TEXT``."""
+        manager = self.agent.manager
+        first, _, rest = argument.partition(" ")
+        target = manager.leaf_id
+        text = argument
+        if first and manager.get_entry(first) is not None:
+            target, text = first, rest.strip()
+        if target is None:
+            self.notify("Nothing to label yet.", severity="warning")
+            return
+        self.agent.label(target, text or None)
+        self.navigator.refresh_tree()
+        self.notify(f"Label on {target}: {text}" if text else f"Label cleared on {target}")
+
+    def command_model(self, argument: str) -> None:
+        """``/model [NAME]``."""
+        if argument:
+            self._set_model(argument)
+            return
+        self._pick_model()
+
+    def _set_model(self, name: str) -> None:
+        current = self.agent.model
+        self.agent.set_model(ModelSpec(name, api_base=current.api_base, api_key=current.api_key))
+        self.navigator.refresh_tree()
+        self.update_status()
+        self.notify(f"Model: {name}")
+
+    @work(group="picker", exclusive=True)
+    async def _pick_model(self) -> None:
+        names = [self.agent.model.name, MODEL_NAME, *(model for _, model in KEYED_DEFAULTS)]
+        if not litellm_loaded():
+            self.set_activity("loading model list…")
+            await asyncio.to_thread(litellm_module)
+            self.set_activity("")
+        litellm = litellm_module()
+        names += sorted(str(name) for name in litellm.model_cost if name != "sample_spec")
+        unique = list(dict.fromkeys(names))
+        choices = [Choice(name, name) for name in unique]
+        picked = await self.push_screen_wait(
+            PickerScreen("Model", choices, selected=self.agent.model.name)
+        )
+        if picked:
+            self._set_model(picked)
+
+    def command_thinking(self, argument: str) -> None:
+        """``/thinking [LEVEL]``."""
+        if argument:
+            try:
+                self.agent.set_thinking(argument)
+            except ValueError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            self.navigator.refresh_tree()
+            self.update_status()
+            return
+
+        def chosen(level: str | None) -> None:
+            if level:
+                self.command_thinking(level)
+
+        choices = [Choice(level, level) for level in THINKING_LEVELS]
+        self.push_screen(
+            PickerScreen("Thinking level", choices, selected=self.agent.thinking), chosen
+        )
+
+    def command_new(self, argument: str) -> None:
+        """``/new``."""
+        if self._refuse_while_running():
+            return
+        self._switch(self.agent.new())
+        self.notify("New session.")
+
+    def command_resume(self, argument: str) -> None:
+        """``/resume``."""
+        self.action_resume()
+
+    def action_resume(self) -> None:
+        """Open the session picker."""
+        if self._refuse_while_running():
+            return
+        manager = self.agent.manager
+        folder = manager.session_file.parent if manager.session_file else None
+        if folder is None or self.open_session is None:
+            self.notify("This session is not stored, so there is nothing to resume.")
+            return
+        infos = list_sessions(folder)
+        choices = [
+            Choice(
+                str(info.path),
+                f"{' '.join(info.title.split())[:70]}  ·  {info.message_count} msgs",
+                info.id,
+            )
+            for info in infos
+        ]
+
+        def open_chosen(path: str | None) -> None:
+            if path and self.open_session is not None:
+                if manager.session_file is not None and Path(path) == manager.session_file:
+                    return
+                try:
+                    agent = self.open_session(Path(path))
+                except SessionError as exc:
+                    self.notify(str(exc), severity="error")
+                    return
+                self._switch(agent)
+                self.notify("Resumed session.")
+
+        current = str(manager.session_file) if manager.session_file else None
+        self.push_screen(PickerScreen("Resume a session", choices, selected=current), open_chosen)
+
+    def command_fork(self, argument: str) -> None:
+        """``/fork``: pick an earlier user message; a new file holds the path before it."""
+        if self._refuse_while_running():
+            return
+        messages = self.agent.manager.user_messages()
+        if not messages:
+            self.notify("No messages to fork from.")
+            return
+        choices = [
+            Choice(entry.id, " ".join(text.split())[:100], entry.id) for entry, text in messages
+        ]
+
+        def fork_at(entry_id: str | None) -> None:
+            if not entry_id:
+                return
+            forked, text = self.agent.fork(entry_id)
+            self._switch(forked)
+            if text and not self.prompt.text.strip():
+                self.prompt.set_text(text)
+            self.notify("Forked to a new session.")
+
+        self.push_screen(
+            PickerScreen("Fork from a user message", choices, selected=messages[-1][0].id),
+            fork_at,
+        )
+
+    def _switch(self, agent: AgentSession) -> None:
+        old = self.agent
+        self._attach(agent)
+        if old is not agent:
+            old.close()
+        self.navigator.set_manager(agent.manager)
+        self.call_later(self.show_path)
+
+    def command_session(self, argument: str) -> None:
+        """``/session``."""
+        manager = self.agent.manager
+        counts: dict[str, int] = {}
+        calls = 0
+        for entry in manager.entries():
+            role = entry.role
+            if role:
+                counts[role] = counts.get(role, 0) + 1
+            if role == "assistant" and entry.message:
+                calls += sum(
+                    1 for b in entry.message.get("content") or [] if b.get("type") == "toolCall"
+                )
+        status = self.query_one(StatusBar).info
+        lines = [
+            f"file: {manager.session_file or '(not stored)'}",
+            f"id: {manager.session_id}",
+            f"entries: {len(manager.entries())}, on this path: {len(manager.path())}",
+            "messages: " + ", ".join(f"{n} {role}" for role, n in sorted(counts.items())),
+            f"tool calls: {calls}",
+            f"tokens on this path: {status.tokens_in} in, {status.tokens_out} out; "
+            f"cost ${status.cost:.4f}",
+        ]
+        self.notify("\n".join(lines), title="Session", timeout=12)
+
+    def command_copy(self, argument: str) -> None:
+        """``/copy``."""
+        text = self.chat.last_assistant_text()
+        if not text:
+            self.notify("No answer to copy yet.")
+            return
+        self.copy_to_clipboard(text)
+        self.notify("Copied the last answer.")
+
+    def command_hotkeys(self, argument: str) -> None:
+        """``/hotkeys``."""
+        self.action_help()
+
+    def command_help(self, argument: str) -> None:
+        """``/help``."""
+        self.action_help()
+
+    def command_quit(self, argument: str) -> None:
+        """``/quit``."""
+        self.exit()
+
+    def action_help(self) -> None:
+        """Show commands and keys."""
+        self.push_screen(HelpScreen())
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for command in COMMANDS:
+            if command.takes_argument and command.name in ("rename",):
+                continue
+            yield SystemCommand(
+                command.usage, command.help, lambda name=command.name: self.run_command(name, "")
+            )
+
+
+async def _maybe_await(value: object) -> None:
+    if inspect.isawaitable(value):
+        await value

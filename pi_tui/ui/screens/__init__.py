@@ -1,0 +1,1 @@
+"""Modal screens: help, pickers, text input, confirmation."""

@@ -1,0 +1,82 @@
+"""The whole app driven by keys: the reference debugging session, slash commands, pickers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from pi_tui.agent.offline import use_script
+from pi_tui.session import SessionManager
+from pi_tui.ui.app import PiTuiApp
+from pi_tui.ui.chat import UserBlock
+from pi_tui.ui.navigator import SessionNavigator
+from pi_tui.ui.prompt import PromptArea
+from tests.ui.conftest import FOLLOW_UP, QUESTION, make_agent, make_project, reference_script
+
+SIZE = (120, 36)
+
+
+async def type_and_send(pilot: Pilot[None], text: str) -> None:
+    app = pilot.app
+    assert isinstance(app, PiTuiApp)
+    app.prompt.focus_input()
+    app.prompt.area.insert(text)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    app = pilot.app
+    assert isinstance(app, PiTuiApp)
+    await pilot.pause()
+    for _ in range(400):
+        if not app.agent.is_running and app._events.empty():
+            break
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+async def test_reference_scenario_with_keys_only(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    use_script(reference_script())
+    agent = make_agent(root)
+    app = PiTuiApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, QUESTION)
+        manager = app.agent.manager
+        e2 = next(e for e in manager.path() if e.role == "user")
+        assert [e.role or e.type for e in manager.path()][-4:] == [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+        ]
+        await pilot.press("ctrl+t")
+        assert isinstance(app.focused, SessionNavigator)
+        # Rows: e2 e3 e4 e5 with the cursor on the leaf e5; go up to the question.
+        await pilot.press("up", "up", "up")
+        assert app.navigator.cursor_entry_id == e2.id
+        await pilot.press("enter")
+        await pilot.pause()
+        assert manager.leaf_id == e2.id
+        assert isinstance(app.focused, PromptArea)
+        users = list(app.chat.query(UserBlock))
+        assert len(users) == 1
+        await type_and_send(pilot, FOLLOW_UP)
+        await type_and_send(pilot, "/label root_cause_found")
+        await type_and_send(pilot, "/rename auth-debug")
+
+    session_file = agent.manager.session_file
+    assert session_file is not None
+    reloaded = SessionManager.open(session_file, read_only=True)
+    e6 = next(
+        e for e in reloaded.entries() if e.role == "user" and FOLLOW_UP in str(e.raw["message"])
+    )
+    assert e6.parent_id == e2.id
+    assert len([c for c in reloaded.get_children(e2.id) if c.type == "message"]) == 2
+    label = next(e for e in reloaded.entries() if e.type == "label")
+    answer = [e for e in reloaded.path() if e.role == "assistant"][-1]
+    assert label.raw == {**label.raw, "targetId": answer.id, "label": "root_cause_found"}
+    assert reloaded.session_name == "auth-debug"
+    assert reloaded.get_label(answer.id) == "root_cause_found"
