@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,7 @@ from .session import (
     list_sessions,
     resolve_session,
 )
-from .session.catalog import text_of
+from .session.catalog import age, text_of
 from .session.entries import THINKING_LEVELS
 from .session.layout import (
     default_filter,
@@ -131,18 +130,6 @@ def _print_json(value: Any) -> None:
     sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
 
 
-def _age(ms: int) -> str:
-    seconds = max(0, time.time() - ms / 1000)
-    for unit, size in (("y", 31_536_000), ("mo", 2_592_000), ("w", 604_800), ("d", 86_400)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    if seconds >= 3600:
-        return f"{int(seconds // 3600)}h"
-    if seconds >= 60:
-        return f"{int(seconds // 60)}m"
-    return "now"
-
-
 def _size(nbytes: int) -> str:
     value = float(nbytes)
     for unit in ("B", "KB", "MB"):
@@ -176,7 +163,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         if len(title) > 60:
             title = title[:59] + "…"
         print(
-            f"{info.id[:8]}  {_age(info.modified_ms):>4}  {info.message_count:>5} msgs"
+            f"{info.id[:8]}  {age(info.modified_ms):>4}  {info.message_count:>5} msgs"
             f"  {_size(info.size):>8}  {title}"
         )
     return 0

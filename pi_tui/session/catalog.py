@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,20 @@ def text_of(content: Any) -> str:
             if isinstance(block, dict) and block.get("type") == "text"
         )
     return ""
+
+
+def age(ms: int, now_ms: int | None = None) -> str:
+    """How long ago a millisecond timestamp was: now, 5m, 3h, 2d, 1w, 4mo, 1y."""
+    now = time.time() * 1000 if now_ms is None else now_ms
+    seconds = max(0.0, (now - ms) / 1000)
+    for unit, size in (("y", 31_536_000), ("mo", 2_592_000), ("w", 604_800), ("d", 86_400)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    if seconds >= 3600:
+        return f"{int(seconds // 3600)}h"
+    if seconds >= 60:
+        return f"{int(seconds // 60)}m"
+    return "now"
 
 
 @dataclass(frozen=True, slots=True)

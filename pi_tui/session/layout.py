@@ -18,7 +18,10 @@ from .catalog import text_of
 from .records import Entry
 from .tree import SessionIndex, TreeNode
 
-SETTINGS_TYPES = frozenset({"label", "custom", "model_change", "thinking_level_change"})
+# Metadata: labels and names show as [label] and in the status bar, not as rows.
+SETTINGS_TYPES = frozenset(
+    {"label", "session_info", "custom", "model_change", "thinking_level_change"}
+)
 TEXT_WIDTH = 200
 
 EntryFilter = Callable[[Entry], bool]

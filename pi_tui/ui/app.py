@@ -35,6 +35,7 @@ from ..agent.provider import ModelSpec, litellm_loaded, litellm_module
 from ..agent_session import AgentSession
 from ..config import KEYED_DEFAULTS
 from ..session import SessionError, list_sessions
+from ..session.catalog import age
 from ..session.context import compaction_summary_of, message_of
 from ..session.entries import THINKING_LEVELS
 from ..session.records import Entry
@@ -129,6 +130,9 @@ class PiTuiApp(App[None]):
         return self.query_one(Prompt)
 
     async def on_mount(self) -> None:
+        self.chat.border_title = "Chat"
+        self.trace.border_title = "Tool calls"
+        self.navigator.border_title = "Session tree"
         self._attach(self.agent)
         self._consume_events()
         await self.show_path()
@@ -454,7 +458,8 @@ class PiTuiApp(App[None]):
         choices = [
             Choice(
                 str(info.path),
-                f"{' '.join(info.title.split())[:70]}  ·  {info.message_count} msgs",
+                f"{' '.join(info.title.split())[:70]:<72} {info.message_count:>4} msgs"
+                f"  {age(info.modified_ms):>4}  {info.id[:8]}",
                 info.id,
             )
             for info in infos

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -166,7 +167,8 @@ class Prompt(Vertical):
         options = self.query_one("#completions", OptionList)
         options.clear_options()
         for command in self._matches:
-            options.add_option(Option(f"{command.usage:<22} {command.help}", id=command.name))
+            prompt = Text.assemble((f"{command.usage:<16}", "bold"), "  ", (command.help, "dim"))
+            options.add_option(Option(prompt, id=command.name))
         if self._matches:
             options.highlighted = 0
         self.set_class(bool(self._matches), "-completing")

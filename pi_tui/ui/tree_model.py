@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal, get_args, overload
 
 from pi_tui.session.catalog import text_of
 from pi_tui.session.ids import iso_from_ms, ms_from_iso
-from pi_tui.session.layout import describe_entry
+from pi_tui.session.layout import SETTINGS_TYPES, describe_entry
 from pi_tui.session.loader import gc_paused
 from pi_tui.session.records import Entry
 from pi_tui.session.tree import SessionIndex, TreeNode
@@ -33,7 +33,7 @@ FilterMode = Literal["default", "no-tools", "user-only", "labeled", "all"]
 
 FILTER_MODES: tuple[FilterMode, ...] = get_args(FilterMode)
 
-DEFAULT_HIDDEN_TYPES = frozenset({"label", "custom", "model_change", "thinking_level_change"})
+DEFAULT_HIDDEN_TYPES = SETTINGS_TYPES
 """Entry types the ``default`` filter (and every narrower one) hides."""
 
 TOOL_ONLY_STOP_REASONS = frozenset({"stop", "toolUse"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -108,7 +109,7 @@ class PickerScreen(ModalScreen[str | None]):
         self.shown = filter_choices(self.choices, query)
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options([Option(choice.label, id=choice.value) for choice in self.shown])
+        options.add_options([Option(Text(choice.label), id=choice.value) for choice in self.shown])
         if self.shown:
             options.highlighted = 0
 
