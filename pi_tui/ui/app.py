@@ -51,6 +51,9 @@ from .tool_trace import ToolTrace
 Message = dict[str, Any]
 SessionOpener = Callable[[Path], AgentSession]
 
+CHAT_MESSAGES = 40
+"""Messages of the path mounted in the chat at once (ctrl+home shows earlier ones)."""
+
 
 def display_messages(path: Iterable[Entry]) -> list[Message]:
     """What the chat shows for a path: every message, with compactions where they happened."""
@@ -101,7 +104,7 @@ class PiTuiApp(App[None]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
-            yield ChatView(id="chat")
+            yield ChatView(id="chat", max_messages=CHAT_MESSAGES)
             with Vertical(id="side"):
                 yield ToolTrace(id="trace")
                 yield SessionNavigator(self.agent.manager, id="navigator")
@@ -135,8 +138,11 @@ class PiTuiApp(App[None]):
         self.navigator.border_title = "Session tree"
         self._attach(self.agent)
         self._consume_events()
-        await self.show_path()
+        # The tree and the prompt paint first; the chat's history fills in right after.
+        self.navigator.refresh_tree()
+        self.update_status()
         self.prompt.focus_input()
+        self.call_after_refresh(self.show_path)
         if self.start_with == "resume":
             self.action_resume()
         if self.initial_prompt:
