@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from ..agent.events import (
     AgentEvent,
     AgentStart,
     MessageEnd,
+    MessageUpdate,
     RetryScheduled,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -217,10 +219,13 @@ class PiTuiApp(App[None]):
     @work(group="events", exclusive=True)
     async def _consume_events(self) -> None:
         while True:
-            event = await self._events.get()
-            await _maybe_await(self.chat.handle_event(event))
-            await _maybe_await(self.trace.handle_event(event))
-            self._after_event(event)
+            batch = [await self._events.get()]
+            while not self._events.empty():
+                batch.append(self._events.get_nowait())
+            for event in coalesce_updates(batch):
+                await _maybe_await(self.chat.handle_event(event))
+                await _maybe_await(self.trace.handle_event(event))
+                self._after_event(event)
 
     def _after_event(self, event: AgentEvent) -> None:
         if isinstance(event, AgentStart):
@@ -578,6 +583,28 @@ class PiTuiApp(App[None]):
             yield SystemCommand(
                 command.usage, command.help, lambda name=command.name: self.run_command(name, "")
             )
+
+
+def coalesce_updates(events: list[AgentEvent]) -> list[AgentEvent]:
+    """Merge runs of text or thinking deltas into one update each.
+
+    When the model streams faster than the chat renders, the queue fills with small
+    deltas; rendering them as one keeps the chat up to date instead of falling behind.
+    """
+    merged: list[AgentEvent] = []
+    for event in events:
+        previous = merged[-1] if merged else None
+        if (
+            isinstance(event, MessageUpdate)
+            and isinstance(previous, MessageUpdate)
+            and event.kind == previous.kind != "toolcall"
+            and event.content_index == previous.content_index
+            and event.message is previous.message
+        ):
+            merged[-1] = replace(previous, delta=previous.delta + event.delta)
+        else:
+            merged.append(event)
+    return merged
 
 
 async def _maybe_await(value: object) -> None:

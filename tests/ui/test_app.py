@@ -80,3 +80,29 @@ async def test_reference_scenario_with_keys_only(tmp_path: Path) -> None:
     assert label.raw == {**label.raw, "targetId": answer.id, "label": "root_cause_found"}
     assert reloaded.session_name == "auth-debug"
     assert reloaded.get_label(answer.id) == "root_cause_found"
+
+
+def test_streamed_deltas_are_merged_but_nothing_else_is() -> None:
+    from pi_tui.agent.events import MessageEnd, MessageUpdate
+    from pi_tui.ui.app import coalesce_updates
+
+    message: dict[str, object] = {"role": "assistant", "content": []}
+    other: dict[str, object] = {"role": "assistant", "content": []}
+    events = [
+        MessageUpdate(message, "thinking", 0, "hm"),
+        MessageUpdate(message, "text", 1, "Hel"),
+        MessageUpdate(message, "text", 1, "lo"),
+        MessageUpdate(message, "toolcall", 2, '{"a"'),
+        MessageUpdate(message, "toolcall", 2, ": 1}"),
+        MessageUpdate(other, "text", 1, " there"),
+        MessageEnd(other),
+    ]
+    merged = coalesce_updates(list(events))
+    assert [(type(e).__name__, getattr(e, "delta", None)) for e in merged] == [
+        ("MessageUpdate", "hm"),
+        ("MessageUpdate", "Hello"),
+        ("MessageUpdate", '{"a"'),
+        ("MessageUpdate", ": 1}"),
+        ("MessageUpdate", " there"),
+        ("MessageEnd", None),
+    ]
