@@ -65,6 +65,11 @@ class LayoutRow:
     depth: int
 
 
+def connectors(gutter: str, last: bool) -> tuple[str, str]:
+    """A branch child's prefix and the gutter its own children continue with."""
+    return gutter + ("└─ " if last else "├─ "), gutter + ("   " if last else "│  ")
+
+
 def layout_tree(roots: list[TreeNode]) -> list[LayoutRow]:
     """Rows in depth-first order with pi's compact connectors."""
     rows: list[LayoutRow] = []
@@ -84,15 +89,8 @@ def layout_tree(roots: list[TreeNode]) -> list[LayoutRow]:
             stack.append((children[0], gutter, gutter, depth))
             continue
         for position in range(len(children) - 1, -1, -1):
-            last = position == len(children) - 1
-            stack.append(
-                (
-                    children[position],
-                    gutter + ("└─ " if last else "├─ "),
-                    gutter + ("   " if last else "│  "),
-                    depth + 1,
-                )
-            )
+            child_prefix, child_gutter = connectors(gutter, position == len(children) - 1)
+            stack.append((children[position], child_prefix, child_gutter, depth + 1))
     return rows
 
 

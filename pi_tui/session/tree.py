@@ -17,7 +17,7 @@ from .records import Entry
 CANONICAL_STAMP_LENGTH = len("2026-01-01T00:00:00.000Z")
 
 
-def _stamp_key(entry: Entry) -> str:
+def stamp_key(entry: Entry) -> str:
     """A sortable key for an entry timestamp; ISO strings in pi's form sort as they are."""
     stamp = entry.timestamp
     if len(stamp) == CANONICAL_STAMP_LENGTH and stamp.endswith("Z"):
@@ -192,7 +192,7 @@ class SessionIndex:
         while stack:
             node = stack.pop()
             if len(node.children) > 1:
-                node.children.sort(key=lambda child: _stamp_key(child.entry))
+                node.children.sort(key=lambda child: stamp_key(child.entry))
             stack.extend(node.children)
         return roots
 

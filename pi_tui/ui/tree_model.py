@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args, overload
 
 from pi_tui.session.catalog import text_of
-from pi_tui.session.ids import iso_from_ms, ms_from_iso
-from pi_tui.session.layout import SETTINGS_TYPES, describe_entry
+from pi_tui.session.layout import SETTINGS_TYPES, connectors, describe_entry
 from pi_tui.session.loader import gc_paused
 from pi_tui.session.records import Entry
-from pi_tui.session.tree import SessionIndex, TreeNode
+from pi_tui.session.tree import SessionIndex, TreeNode, stamp_key
 
 if TYPE_CHECKING:
     from pi_tui.session.manager import SessionManager
@@ -40,16 +39,6 @@ TOOL_ONLY_STOP_REASONS = frozenset({"stop", "toolUse"})
 
 FOLD_OPEN = "⊟"
 FOLD_CLOSED = "⊞"
-
-_CANONICAL_STAMP_LENGTH = len("2026-01-01T00:00:00.000Z")
-
-
-def _stamp_key(entry: Entry) -> str:
-    """A sortable form of an entry timestamp (pi's ISO form sorts as it is)."""
-    stamp = entry.timestamp
-    if len(stamp) == _CANONICAL_STAMP_LENGTH and stamp.endswith("Z"):
-        return stamp
-    return iso_from_ms(ms_from_iso(stamp)) if stamp else ""
 
 
 def is_tool_call_only(entry: Entry) -> bool:
@@ -330,7 +319,7 @@ class TreeModel:
                 if children[0] is not entry:
                     stack.append((children[0], position))
                 continue
-            ordered = sorted(children, key=_stamp_key)
+            ordered = sorted(children, key=stamp_key)
             stack.extend((child, position) for child in reversed(ordered) if child is not entry)
         if len(order) == len(entries):
             return order, parents
@@ -511,7 +500,7 @@ class TreeModel:
         active = self._active
         for siblings in vchildren.values():
             if len(siblings) > 1:
-                siblings.sort(key=lambda child: (child not in active, _stamp_key(by_id[child])))
+                siblings.sort(key=lambda child: (child not in active, stamp_key(by_id[child])))
         self._vparent = vparent
         self._vchildren = vchildren
         self._folded.intersection_update(vparent)
@@ -551,16 +540,8 @@ class TreeModel:
                     branch_child = False
                     continue
                 for position in range(len(children) - 1, -1, -1):
-                    last = position == len(children) - 1
-                    stack.append(
-                        (
-                            children[position],
-                            gutter + ("└─ " if last else "├─ "),
-                            gutter + ("   " if last else "│  "),
-                            depth + 1,
-                            True,
-                        )
-                    )
+                    child_prefix, child_gutter = connectors(gutter, position == len(children) - 1)
+                    stack.append((children[position], child_prefix, child_gutter, depth + 1, True))
                 break
         self._rows = RowList(self, ids, layout)
         self._row_index = dict(zip(ids, range(len(ids)), strict=True))
