@@ -106,3 +106,34 @@ def test_streamed_deltas_are_merged_but_nothing_else_is() -> None:
         ("MessageUpdate", " there"),
         ("MessageEnd", None),
     ]
+
+
+async def test_reedit_label_and_focus_cycle(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    use_script(reference_script()[:2])
+    app = PiTuiApp(make_agent(root))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, QUESTION)
+        manager = app.agent.manager
+        question = next(e for e in manager.path() if e.role == "user")
+        await pilot.press("ctrl+t", "up", "up", "up")
+        assert app.navigator.cursor_entry_id == question.id
+        await pilot.press("L")
+        await pilot.pause()
+        for key in "start":
+            await pilot.press(key)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert manager.get_label(question.id) == "start"
+        await pilot.press("ctrl+t")
+        app.navigator.move_cursor_to(question.id)
+        await pilot.press("e")
+        await pilot.pause()
+        assert manager.leaf_id == question.parent_id
+        assert app.prompt.text == QUESTION
+        assert isinstance(app.focused, PromptArea)
+        seen = set()
+        for _ in range(4):
+            await pilot.press("tab")
+            seen.add(type(app.focused).__name__)
+        assert {"SessionNavigator", "PromptArea"} <= seen and len(seen) >= 3
