@@ -36,7 +36,7 @@ from ..agent.offline import MODEL_NAME
 from ..agent.provider import ModelSpec, litellm_loaded, litellm_module
 from ..agent_session import AgentSession
 from ..config import KEYED_DEFAULTS
-from ..session import SessionError, list_sessions
+from ..session import SessionError, SessionManager, list_sessions
 from ..session.catalog import age
 from ..session.context import compaction_summary_of, message_of
 from ..session.entries import THINKING_LEVELS
@@ -465,16 +465,36 @@ class PiTuiApp(App[None]):
         if folder is None or self.open_session is None:
             self.notify("This session is not stored, so there is nothing to resume.")
             return
-        infos = list_sessions(folder)
-        choices = [
-            Choice(
-                str(info.path),
-                f"{' '.join(info.title.split())[:70]:<72} {info.message_count:>4} msgs"
-                f"  {age(info.modified_ms):>4}  {info.id[:8]}",
-                info.id,
-            )
-            for info in infos
-        ]
+
+        def choices() -> list[Choice]:
+            return [
+                Choice(
+                    str(info.path),
+                    f"{' '.join(info.title.split())[:70]:<72} {info.message_count:>4} msgs"
+                    f"  {age(info.modified_ms):>4}  {info.id[:8]}",
+                    info.id,
+                )
+                for info in list_sessions(folder)
+            ]
+
+        def rename(path: str, name: str) -> list[Choice]:
+            if manager.session_file is not None and Path(path) == manager.session_file:
+                self.command_rename(name)  # the live session: through its own manager
+            else:
+                try:
+                    with SessionManager.open(Path(path)) as other:
+                        other.append_session_info(name)
+                except SessionError as exc:
+                    self.notify(str(exc), severity="error")
+            return choices()
+
+        def delete(path: str) -> list[Choice]:
+            if manager.session_file is not None and Path(path) == manager.session_file:
+                self.notify("The open session cannot be deleted.", severity="warning")
+            else:
+                Path(path).unlink(missing_ok=True)
+                self.notify("Session deleted.")
+            return choices()
 
         def open_chosen(path: str | None) -> None:
             if path and self.open_session is not None:
@@ -489,7 +509,17 @@ class PiTuiApp(App[None]):
                 self.notify("Resumed session.")
 
         current = str(manager.session_file) if manager.session_file else None
-        self.push_screen(PickerScreen("Resume a session", choices, selected=current), open_chosen)
+        self.push_screen(
+            PickerScreen(
+                "Resume a session",
+                choices(),
+                selected=current,
+                hint="Enter open  ·  ctrl+r rename  ·  ctrl+d delete  ·  Esc cancel",
+                rename=rename,
+                delete=delete,
+            ),
+            open_chosen,
+        )
 
     def command_fork(self, argument: str) -> None:
         """``/fork``: pick an earlier user message; a new file holds the path before it."""

@@ -7,6 +7,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from pi_tui.agent.offline import use_script
+from pi_tui.agent_session import AgentSession
 from pi_tui.session import SessionManager
 from pi_tui.ui.app import PiTuiApp
 from pi_tui.ui.chat import UserBlock
@@ -137,3 +138,46 @@ async def test_reedit_label_and_focus_cycle(tmp_path: Path) -> None:
             await pilot.press("tab")
             seen.add(type(app.focused).__name__)
         assert {"SessionNavigator", "PromptArea"} <= seen and len(seen) >= 3
+
+
+async def test_session_picker_renames_deletes_and_opens(tmp_path: Path) -> None:
+    from tests.factories import assistant, user
+
+    root = make_project(tmp_path)
+    folder = root / ".pi" / "sessions"
+    others = []
+    for question in ("old question", "other question"):
+        other = SessionManager.create(root, folder)
+        other.append_message(user(question, timestamp=10))
+        other.append_message(assistant("a", timestamp=11))
+        other.close()
+        others.append(other.session_file)
+    use_script(reference_script()[:2])
+
+    def opener(path: Path) -> AgentSession:
+        return make_agent(root, SessionManager.open(path))
+
+    app = PiTuiApp(make_agent(root), open_session=opener)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "first")
+        await type_and_send(pilot, "/resume")
+        for key in "old":
+            await pilot.press(key)
+        await pilot.press("ctrl+r", "ctrl+u")
+        for key in "renamed":
+            await pilot.press(key)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert SessionManager.open(others[0], read_only=True).session_name == "renamed"
+        await pilot.press("ctrl+u")
+        for key in "other":
+            await pilot.press(key)
+        await pilot.press("ctrl+d", "enter")
+        await pilot.pause()
+        assert not others[1].exists()
+        await pilot.press("ctrl+u")
+        for key in "renamed":
+            await pilot.press(key)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.agent.manager.session_file == others[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -77,10 +78,19 @@ class PickerScreen(ModalScreen[str | None]):
         Binding("down", "move(1)", "Down", show=False, priority=True),
         Binding("pageup", "move(-10)", show=False, priority=True),
         Binding("pagedown", "move(10)", show=False, priority=True),
+        Binding("ctrl+r", "rename", "Rename", priority=True),
+        Binding("ctrl+d", "delete", "Delete", priority=True),
     ]
 
     def __init__(
-        self, title: str, choices: list[Choice], *, hint: str = "", selected: str | None = None
+        self,
+        title: str,
+        choices: list[Choice],
+        *,
+        hint: str = "",
+        selected: str | None = None,
+        rename: Callable[[str, str], list[Choice]] | None = None,
+        delete: Callable[[str], list[Choice]] | None = None,
     ) -> None:
         super().__init__()
         self.title_text = title
@@ -88,6 +98,10 @@ class PickerScreen(ModalScreen[str | None]):
         self.hint = hint
         self.selected = selected
         self.shown: list[Choice] = choices
+        self.rename = rename
+        """Called with (value, new name); returns the refreshed choices."""
+        self.delete = delete
+        """Called with a value after confirmation; returns the refreshed choices."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -138,6 +152,79 @@ class PickerScreen(ModalScreen[str | None]):
     def action_cancel(self) -> None:
         """Close without a choice."""
         self.dismiss(None)
+
+    def _highlighted(self) -> Choice | None:
+        index = self.query_one(OptionList).highlighted
+        return self.shown[index] if index is not None and self.shown else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # None hides the key: pickers without rename or delete do not offer them.
+        if action == "rename":
+            return True if self.rename is not None else None
+        if action == "delete":
+            return True if self.delete is not None else None
+        return True
+
+    def action_rename(self) -> None:
+        """Rename the highlighted item."""
+        choice = self._highlighted()
+        if choice is None or self.rename is None:
+            return
+        rename = self.rename
+
+        def save(name: str | None) -> None:
+            if name and name.strip():
+                self._replace(rename(choice.value, name.strip()))
+
+        self.app.push_screen(TextInputScreen("New name", choice.label.split("  ")[0].strip()), save)
+
+    def action_delete(self) -> None:
+        """Delete the highlighted item after confirmation."""
+        choice = self._highlighted()
+        if choice is None or self.delete is None:
+            return
+        delete = self.delete
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._replace(delete(choice.value))
+
+        self.app.push_screen(
+            ConfirmScreen(f"Delete {choice.label.split('  ')[0].strip()}?"), confirmed
+        )
+
+    def _replace(self, choices: list[Choice]) -> None:
+        self.choices = choices
+        self._refill(self.query_one(Input).value)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question: Enter confirms, Esc cancels."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical {
+        width: 60; height: auto; border: round $error; background: $surface; padding: 0 1;
+    }
+    """
+
+    BINDINGS = [
+        Binding("enter", "answer(True)", "Confirm", priority=True),
+        Binding("escape", "answer(False)", "Cancel", priority=True),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.question)
+            yield Label("Enter deletes it for good; Esc cancels.")
+
+    def action_answer(self, yes: bool) -> None:
+        """Close with the answer."""
+        self.dismiss(yes)
 
 
 class TextInputScreen(ModalScreen[str | None]):
