@@ -11,23 +11,11 @@ import pytest
 from pydantic import Field
 
 from pi_tui.agent.offline import PlannedCall, PlannedReply, use_script
-from pi_tui.agent.provider import ModelSpec, litellm_module
+from pi_tui.agent.provider import ModelSpec
 from pi_tui.agent_session import AgentSession
 from pi_tui.session import SessionManager
 from pi_tui.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult, UpdateCallback
-
-
-@pytest.fixture(scope="session", autouse=True)
-def litellm_ready() -> None:
-    """Import LiteLLM once for the whole session (it costs seconds)."""
-    litellm_module()
-
-
-@pytest.fixture(autouse=True)
-def fast_offline_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("PI_TUI_OFFLINE_DELAY_MS", "0")
-    yield
-    use_script(None)
+from tests.model_fixtures import fast_offline_model, litellm_ready  # noqa: F401
 
 
 class EchoArgs(ToolArgs):

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from pi_tui.agent.offline import PlannedCall, PlannedReply, use_script
-from pi_tui.agent.provider import ModelSpec, litellm_module
+from pi_tui.agent.offline import PlannedCall, PlannedReply
+from pi_tui.agent.provider import ModelSpec
 from pi_tui.agent_session import AgentSession
 from pi_tui.session import SessionManager
 from pi_tui.tools.base import ToolContext
 from pi_tui.tools.registry import create_tools
+from tests.model_fixtures import fast_offline_model, litellm_ready  # noqa: F401
 
 QUESTION = "auth.ts 里的 salt 校验为什么失败？"
 FOLLOW_UP = "先帮我看 hash 函数的实现"
@@ -28,19 +26,6 @@ def reference_script() -> list[PlannedReply]:
         PlannedReply("我搜索一下 hash 的定义。", "", [PlannedCall("grep", {"pattern": "hash"})]),
         PlannedReply("hash 在 src/auth.ts 第 2 行被调用，它对 salt 做了两次编码。"),
     ]
-
-
-@pytest.fixture(scope="session", autouse=True)
-def litellm_ready() -> None:
-    """Import LiteLLM once, so no test waits for the app's background import."""
-    litellm_module()
-
-
-@pytest.fixture(autouse=True)
-def fast_offline_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("PI_TUI_OFFLINE_DELAY_MS", "0")
-    yield
-    use_script(None)
 
 
 def make_project(root: Path) -> Path:
