@@ -137,8 +137,7 @@ async def streaming_words_per_second(folder: Path) -> float:
         began = time.perf_counter()
         app.send("stream please")
         await pilot.pause()
-        while app.agent.is_running or not app._events.empty():
-            await pilot.pause(0.01)
+        await app.wait_until_idle(timeout=120)
         await pilot.pause()
         elapsed = time.perf_counter() - began
     return words / elapsed

@@ -105,6 +105,8 @@ class PiTuiApp(App[None]):
         self.initial_prompt = initial_prompt
         self.start_with = start_with
         self._events: asyncio.Queue[AgentEvent] = asyncio.Queue()
+        self._unrendered = 0
+        """Events received but not rendered yet (queued, or held while a batch gathers)."""
         self._unsubscribe: Callable[[], None] | None = None
         self._activity = ""
 
@@ -165,7 +167,7 @@ class PiTuiApp(App[None]):
         if self._unsubscribe is not None:
             self._unsubscribe()
         self.agent = agent
-        self._unsubscribe = agent.subscribe(self._events.put_nowait)
+        self._unsubscribe = agent.subscribe(self._receive)
         self.sub_title = agent.manager.session_name or ""
 
     async def on_unmount(self) -> None:
@@ -235,6 +237,22 @@ class PiTuiApp(App[None]):
                 await _maybe_await(self.chat.handle_event(event))
                 await _maybe_await(self.trace.handle_event(event))
                 self._after_event(event)
+            self._unrendered -= len(batch)
+
+    def _receive(self, event: AgentEvent) -> None:
+        self._unrendered += 1
+        self._events.put_nowait(event)
+
+    @property
+    def idle(self) -> bool:
+        """No run in progress and every event of the last one on screen."""
+        return not self.agent.is_running and self._unrendered == 0
+
+    async def wait_until_idle(self, timeout: float = 30.0) -> None:
+        """Wait for :attr:`idle` (tests, benchmarks and the screenshot script use this)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not self.idle and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.02)
 
     def _after_event(self, event: AgentEvent) -> None:
         if isinstance(event, AgentStart):

@@ -31,10 +31,7 @@ async def settle(pilot: Pilot[None]) -> None:
     app = pilot.app
     assert isinstance(app, PiTuiApp)
     await pilot.pause()
-    for _ in range(400):
-        if not app.agent.is_running and app._events.empty():
-            break
-        await pilot.pause(0.02)
+    await app.wait_until_idle()
     await pilot.pause()
 
 
