@@ -7,6 +7,7 @@ its console chatter silenced) and :func:`warm_up` does that in a background thre
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -122,6 +123,7 @@ FALLBACK_INFO = ModelInfo(
 )
 
 
+@functools.lru_cache(maxsize=64)
 def model_info(spec: ModelSpec) -> ModelInfo:
     """Context window and limits from LiteLLM's bundled map, or a stated fallback."""
     if spec.provider == "offline":
