@@ -61,9 +61,10 @@ class SessionNavigator(ScrollView, can_focus=True, inherit_bindings=False):
 
     Keys: ↑/↓ move (wrapping), PgUp/PgDn/Home/End jump, ← folds (or goes to the parent row),
     → unfolds, ``[``/``]`` previous/next sibling at the enclosing branch point, ``g`` the
-    current leaf, ``f`` cycles filters, ``/`` starts a search (printable keys then edit the
-    query until Enter or Escape; Backspace deletes), Enter selects, ``e`` asks to edit a user
-    message, ``L`` asks to label, Escape clears the query or dismisses.
+    current leaf, ``f`` cycles filters, Enter selects, ``e`` asks to edit a user message, ``L``
+    asks to label, Escape clears the query or dismisses. Any other printable key starts a
+    search (``/`` starts one explicitly, for a query that begins with a command letter); while
+    typing, every printable key edits the query until Enter or Escape; Backspace deletes.
 
     Call :meth:`refresh_tree` after entries were appended or the leaf moved.
     """
@@ -76,8 +77,9 @@ class SessionNavigator(ScrollView, can_focus=True, inherit_bindings=False):
 - **[ / ]** previous / next sibling at the enclosing branch point.
 - **g** jump to the current leaf.
 - **f** cycle filters: default → no-tools → user-only → labeled → all.
-- **/** search: type to filter rows (every word must match), **Backspace** deletes,
-  **Enter** keeps the query and ends typing, **Escape** clears it.
+- **Type** to filter rows (every word must match); **/** starts a search that begins with
+  one of the command letters. **Backspace** deletes, **Enter** keeps the query and ends
+  typing, **Escape** clears it.
 - **Enter** go to the entry; **e** edit a user message; **L** label the entry.
 - **Escape** clear the search, or close the tree.
 """
@@ -407,9 +409,12 @@ class SessionNavigator(ScrollView, can_focus=True, inherit_bindings=False):
     # --- keys -------------------------------------------------------------------------------
 
     async def on_key(self, event: events.Key) -> None:
-        """While searching, printable keys, Backspace, Enter and Escape edit the query."""
+        """Printable keys that are not commands start a search; while searching, printable
+        keys, Backspace, Enter and Escape edit the query."""
         if not self._searching:
-            return
+            if not self._starts_search(event):
+                return
+            self._searching = True
         if event.key == "enter":
             self._searching = False
             self.refresh()
@@ -424,6 +429,12 @@ class SessionNavigator(ScrollView, can_focus=True, inherit_bindings=False):
             return
         event.stop()
         event.prevent_default()
+
+    def _starts_search(self, event: events.Key) -> bool:
+        character = event.character
+        if not event.is_printable or not character or character.isspace():
+            return False
+        return event.key not in self._bindings.key_to_bindings
 
     def on_click(self, event: events.Click) -> None:
         """A click puts the cursor on the clicked row."""

@@ -210,6 +210,28 @@ async def test_search_mode_typing_backspace_enter_and_escape() -> None:
         assert [type(m) for m in app.received] == [SessionNavigator.Dismissed]
 
 
+async def test_typing_a_non_command_letter_starts_the_search() -> None:
+    scenario = debugging()
+    e = scenario.ids
+    app = Host(scenario.manager)
+    async with app.run_test(size=SIZE) as pilot:
+        nav = app.nav
+        await pilot.press("space")  # a space does not start a query
+        assert not nav.searching
+        await pilot.press(*"divides")  # 'e' is typed once the query has started
+        assert nav.searching
+        assert nav.search_query == "divides"
+        await pilot.press("space", *"zero")
+        assert nav.search_query == "divides zero"
+        assert [row.entry_id for row in nav.model.rows] == [e["e5"]]
+        await pilot.press("escape")
+        assert not nav.searching
+        assert nav.search_query == ""
+        await pilot.press("up", "g")  # a command letter is still a command outside typing
+        assert not nav.searching
+        assert nav.cursor_entry_id == scenario.manager.leaf.id
+
+
 async def test_search_edit_resets_folds_and_no_match_shows_empty() -> None:
     scenario = debugging()
     app = Host(scenario.manager)

@@ -6,7 +6,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
 
 from ..commands import COMMANDS
 
@@ -27,7 +26,8 @@ TREE_KEYS = [
     ("Left / Right", "fold / unfold a branch"),
     ("[ / ]", "previous / next sibling branch"),
     ("g", "jump to the current leaf"),
-    ("/", "search (type, Enter or Esc to finish)"),
+    ("type", "search (Enter keeps the query, Esc clears it)"),
+    ("/", "search starting with a command letter (f, g, e, L)"),
     ("f", "cycle filters: default, no-tools, user-only, labeled, all"),
     ("Enter", "continue from this entry (nothing is deleted or written)"),
     ("e", "re-edit this user message (its text goes to the prompt)"),
@@ -61,5 +61,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q", "dismiss(None)", "Close")]
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown  # parsed only when help is opened
+
         with VerticalScroll():
             yield Markdown(help_markdown())
