@@ -49,6 +49,7 @@ from .screens.help import HelpScreen
 from .screens.pickers import Choice, PickerScreen, TextInputScreen
 from .status import StatusBar, StatusInfo
 from .tool_trace import ToolTrace
+from .usage import UsageTotals
 
 Message = dict[str, Any]
 SessionOpener = Callable[[Path], AgentSession]
@@ -58,6 +59,10 @@ STREAM_BATCH_SECONDS = 1 / 10
 
 Each render of a growing reply costs a layout of the chat; ten a second look smooth, and the
 chat then keeps up with about 350 words/s instead of 135 when every delta is rendered."""
+
+SAVE_TITLE = "\x1b[22;2t"
+"""xterm's title stack: keep the terminal's title to give it back on exit."""
+RESTORE_TITLE = "\x1b[23;2t"
 
 CHAT_MESSAGES = 40
 """Messages of the path mounted in the chat at once (ctrl+home shows earlier ones)."""
@@ -109,6 +114,9 @@ class PiTuiApp(App[None]):
         """Events received but not rendered yet (queued, or held while a batch gathers)."""
         self._unsubscribe: Callable[[], None] | None = None
         self._activity = ""
+        self.terminal_title = "pi-tui"
+        self._usage = UsageTotals()
+        """What the terminal's title bar shows (the session name once there is one)."""
 
     # --- layout -----------------------------------------------------------------------------
 
@@ -143,13 +151,14 @@ class PiTuiApp(App[None]):
         return self.query_one(Prompt)
 
     async def on_mount(self) -> None:
+        self._write_terminal(SAVE_TITLE)
         self.chat.border_title = "Chat"
         self.trace.border_title = "Tool calls"
         self.navigator.border_title = "Session tree"
         self._attach(self.agent)
         self._consume_events()
-        # The tree and the prompt paint first; the chat's history fills in right after.
-        self.navigator.refresh_tree()
+        # The tree (built with the navigator) and the prompt paint first; the chat's history
+        # fills in right after.
         self.update_status()
         self.prompt.focus_input()
         self.call_after_refresh(self.show_path)
@@ -168,9 +177,24 @@ class PiTuiApp(App[None]):
             self._unsubscribe()
         self.agent = agent
         self._unsubscribe = agent.subscribe(self._receive)
-        self.sub_title = agent.manager.session_name or ""
+        self._usage = UsageTotals()
+        self.show_session_name()
+
+    def show_session_name(self) -> None:
+        """Put the session's name in the header and the terminal's title."""
+        name = self.agent.manager.session_name or ""
+        self.sub_title = name
+        self.terminal_title = f"pi-tui: {name}" if name else "pi-tui"
+        printable = "".join(ch for ch in self.terminal_title if ch.isprintable())
+        self._write_terminal(f"\x1b]2;{printable}\x07")
+
+    def _write_terminal(self, sequence: str) -> None:
+        # Textual has no title API; writing through the driver keeps it in order with frames.
+        if self._driver is not None:
+            self._driver.write(sequence)
 
     async def on_unmount(self) -> None:
+        self._write_terminal(RESTORE_TITLE)
         self.agent.close()
 
     # --- rendering the session --------------------------------------------------------------
@@ -186,34 +210,22 @@ class PiTuiApp(App[None]):
     def update_status(self) -> None:
         """Recompute the status bar from the active path."""
         manager = self.agent.manager
-        tokens_in = tokens_out = 0
-        cost = 0.0
-        last_context = 0
-        for entry in manager.path():
-            message = entry.message
-            if message is None or message.get("role") != "assistant":
-                continue
-            usage = message.get("usage") or {}
-            tokens_in += int(usage.get("input", 0)) + int(usage.get("cacheRead", 0))
-            tokens_out += int(usage.get("output", 0))
-            cost += float((usage.get("cost") or {}).get("total", 0) or 0)
-            if message.get("stopReason") not in ("error", "aborted"):
-                last_context = int(usage.get("totalTokens", 0))
+        totals = self._usage.at_leaf(manager)
         percent = None
         if litellm_loaded():
             from ..agent.provider import model_info
 
             window = model_info(self.agent.model).context_window
-            percent = 100 * last_context / window if window else None
+            percent = 100 * (totals.context_tokens or 0) / window if window else None
         model = self.agent.model
         self.query_one(StatusBar).update_info(
             StatusInfo(
                 session_name=manager.session_name or "",
                 model=model.name,
                 thinking=self.agent.thinking,
-                tokens_in=tokens_in,
-                tokens_out=tokens_out,
-                cost=cost,
+                tokens_in=totals.tokens_in,
+                tokens_out=totals.tokens_out,
+                cost=totals.cost,
                 context_percent=percent,
                 activity=self._activity,
             )
@@ -400,7 +412,7 @@ class PiTuiApp(App[None]):
             self.notify(f"Session name: {name}" if name else "Usage: /rename NAME")
             return
         self.agent.rename(argument)
-        self.sub_title = self.agent.manager.session_name or ""
+        self.show_session_name()
         self.navigator.refresh_tree()
         self.update_status()
         self.notify(f"Session renamed: {self.sub_title}")

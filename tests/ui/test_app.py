@@ -63,7 +63,10 @@ async def test_reference_scenario_with_keys_only(tmp_path: Path) -> None:
         assert len(users) == 1
         await type_and_send(pilot, FOLLOW_UP)
         await type_and_send(pilot, "/label root_cause_found")
+        assert app.terminal_title == "pi-tui"
         await type_and_send(pilot, "/rename auth-debug")
+        assert app.terminal_title == "pi-tui: auth-debug"
+        assert app.sub_title == "auth-debug"
 
     session_file = agent.manager.session_file
     assert session_file is not None

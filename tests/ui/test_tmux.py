@@ -66,6 +66,15 @@ class Terminal:
         )
         return result.stdout
 
+    def title(self) -> str:
+        result = subprocess.run(
+            ["tmux", *self.socket, "display-message", "-p", "-t", self.name, "#{pane_title}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return result.stdout.strip()
+
     def keys(self, *keys: str, literal: bool = False) -> None:
         flags = ["-l"] if literal else []
         subprocess.run(
@@ -115,6 +124,7 @@ def test_reference_scenario_in_tmux(tmp_path: Path) -> None:
         terminal.keys("/rename auth-debug", literal=True)
         terminal.keys("Enter")
         terminal.wait_for("auth-debug")
+        assert terminal.title() == "pi-tui: auth-debug"
         terminal.keys("C-q")
         deadline = time.monotonic() + 20
         while "Session tree" in terminal.screen() and time.monotonic() < deadline:
