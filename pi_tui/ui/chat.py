@@ -22,16 +22,14 @@ Two ways in:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from rich.markdown import Markdown as RichMarkdown
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Collapsible, Static
 
 from ..agent.events import (
     AgentEvent,
@@ -43,6 +41,11 @@ from ..agent.events import (
 )
 from ..session.catalog import text_of
 from ..session.layout import describe_tool_call
+
+if TYPE_CHECKING:
+    from rich.markdown import Markdown as RichMarkdown
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
 
 Message = dict[str, Any]
 CallStatus = Literal["pending", "running", "ok", "error"]
@@ -222,13 +225,26 @@ class StaticMarkdown(Static):
     """
 
     def __init__(self, source: str = "", classes: str = "") -> None:
-        super().__init__(RichMarkdown(source) if source else "", classes=classes)
+        super().__init__(_rich_markdown(source), classes=classes)
         self.source = source
 
     async def update_source(self, source: str) -> None:
         """Show new text."""
         self.source = source
-        self.update(RichMarkdown(source) if source else "")
+        self.update(_rich_markdown(source))
+
+
+def _rich_markdown(source: str) -> RichMarkdown | str:
+    # Imported on first use: Markdown parsing is not needed for the first frame.
+    from rich.markdown import Markdown as RichMarkdown
+
+    return RichMarkdown(source) if source else ""
+
+
+def _streaming_markdown(classes: str) -> Markdown:
+    from textual.widgets import Markdown
+
+    return Markdown(None, classes=classes)
 
 
 class AssistantBlock(ChatBlock, Vertical):
@@ -267,7 +283,7 @@ class AssistantBlock(ChatBlock, Vertical):
         self.markdown: Markdown | StaticMarkdown = (
             StaticMarkdown(self.text, classes=hidden)
             if message is not None
-            else Markdown(None, classes=hidden)
+            else _streaming_markdown(hidden)
         )
         self.calls = ToolCallLines()
         if message:
@@ -298,9 +314,10 @@ class AssistantBlock(ChatBlock, Vertical):
             delta = "\n\n" + delta
         self._text_index = content_index
         if self._stream is None:
-            assert isinstance(self.markdown, Markdown), "finished replies are not streamed into"
-            self.markdown.remove_class("-empty")
-            self._stream = Markdown.get_stream(self.markdown)
+            markdown = self.markdown
+            assert not isinstance(markdown, StaticMarkdown), "finished replies are not streamed"
+            markdown.remove_class("-empty")
+            self._stream = markdown.get_stream(markdown)
         self.text += delta
         await self._stream.write(delta)
 
@@ -402,7 +419,7 @@ class SummaryBlock(ChatBlock, Collapsible):
         else:
             title = "Branch summary"
         self.summary_title = title
-        super().__init__(Markdown(self.summary), title=title, collapsed=True)
+        super().__init__(StaticMarkdown(self.summary), title=title, collapsed=True)
 
 
 class BashBlock(ChatBlock, Static):

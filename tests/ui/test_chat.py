@@ -6,7 +6,6 @@ import time
 from typing import Any
 
 from textual.app import App, ComposeResult
-from textual.widgets import Markdown
 
 from pi_tui.agent.events import (
     AgentEnd,
@@ -27,6 +26,7 @@ from pi_tui.ui.chat import (
     EarlierMarker,
     ErrorBlock,
     NoteBlock,
+    StaticMarkdown,
     SummaryBlock,
     ThinkingSection,
     UserBlock,
@@ -182,8 +182,9 @@ async def test_summary_expands() -> None:
         await pilot.click(summary.query_one("CollapsibleTitle"))
         await pilot.pause()
         assert not summary.collapsed
-        body = summary.query_one(Markdown)
+        body = summary.query_one(StaticMarkdown)
         assert body.source == "Earlier we set things up."
+        assert body.region.height > 0
 
 
 async def test_streaming_a_run() -> None:
