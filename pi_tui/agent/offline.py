@@ -6,6 +6,8 @@ file ``{"replies": [{"thinking"?, "text"?, "tool_calls"?: [{"name", "arguments"}
 once the script is used up or absent, with small rules: plain requests such as "list files",
 "read README.md", "grep TODO", "find *.py" or "run pytest" become tool calls, tool results
 become a short answer, and anything else gets an honest note on configuring a real model.
+Summary requests (compaction and branch summaries) are recognised whatever the script says and
+answered with the Markdown sections they ask for, filled from the conversation they carry.
 
 The planning here is plain Python; LiteLLM is only touched inside
 :func:`register_offline_provider`, which the lazy importer calls.
@@ -163,6 +165,129 @@ def _answer_from_results(messages: list[dict[str, Any]]) -> PlannedReply:
     return PlannedReply("\n\n".join(parts))
 
 
+# --- summary requests -----------------------------------------------------------------------
+
+CONVERSATION_OPEN = "<conversation>\n"
+CONVERSATION_CLOSE = "\n</conversation>"
+PREVIOUS_OPEN = "<previous-summary>\n"
+PREVIOUS_CLOSE = "\n</previous-summary>"
+DEFAULT_SECTIONS = [("##", "Goal"), ("##", "Progress"), ("###", "Done"), ("##", "Next Steps")]
+LINE_LIMIT = 200
+
+_BLOCK_START = re.compile(r"\n\n(?=\[[^\]\n]+\]: )")
+_BLOCK = re.compile(r"\[([^\]\n]+)\]: (.*)", re.S)
+_HEADING = re.compile(r"^(#{2,3}) (.+?)\s*$", re.M)
+_FOCUS = re.compile(r"^Additional focus: (.+)$", re.M)
+_CALL_NAME = re.compile(r"(?:^|; )([\w.-]+)\(")
+_PATH_ARG = re.compile(r'\bpath=("(?:[^"\\]|\\.)*")')
+_PREVIOUS_GOAL = re.compile(r"^## Goal\n(.*?)(?=\n#|\Z)", re.M | re.S)
+
+
+def summary_request(messages: list[dict[str, Any]]) -> str | None:
+    """The request text when a call asks for a summary, else None.
+
+    pi_tui's summary requests are a single user message (after the system prompt) that opens
+    with the serialized conversation in ``<conversation>`` tags.
+    """
+    turns = [m for m in messages if m.get("role") != "system"]
+    if len(turns) != 1 or turns[0].get("role") != "user":
+        return None
+    text = _text_of(turns[0].get("content"))
+    if text.startswith(CONVERSATION_OPEN) and CONVERSATION_CLOSE in text:
+        return text
+    return None
+
+
+def _line(text: str) -> str:
+    first = text.strip().split("\n", 1)[0].strip()
+    return first if len(first) <= LINE_LIMIT else first[: LINE_LIMIT - 1] + "…"
+
+
+@dataclass(slots=True)
+class _Digest:
+    """What the offline summarizer gathers from a serialized conversation."""
+
+    exchanges: list[tuple[str, str | None]] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    previous_goal: str = ""
+    previous_done: list[str] = field(default_factory=list)
+    focus: str = ""
+
+    def add_block(self, label: str, content: str) -> None:
+        """Take in one ``[Label]: content`` block of the conversation."""
+        if label == "User":
+            self.exchanges.append((_line(content), None))
+        elif label == "Assistant" and self.exchanges:
+            request, _ = self.exchanges[-1]
+            self.exchanges[-1] = (request, _line(content))
+        elif label == "Assistant tool calls":
+            for name in _CALL_NAME.findall(content):
+                if name not in self.tools:
+                    self.tools.append(name)
+            for encoded in _PATH_ARG.findall(content):
+                path = str(orjson.loads(encoded))
+                if path not in self.files:
+                    self.files.append(path)
+
+    def section(self, title: str) -> list[str]:
+        """The body lines for a requested heading; unknown headings get "(none)"."""
+        key = title.lower()
+        answered = [(q, a) for q, a in self.exchanges if a is not None]
+        waiting = [q for q, a in self.exchanges if a is None]
+        if key in ("goal", "original request"):
+            first = self.exchanges[0][0] if self.exchanges else "(none)"
+            return [self.previous_goal or first]
+        if key.startswith("constraints"):
+            return [f"- Requested focus: {self.focus}" if self.focus else "- (none)"]
+        if key == "done":
+            done = [f"- [x] {q} — {a}" for q, a in answered]
+            return [*self.previous_done, *done] or ["- [x] (none)"]
+        if key == "early progress":
+            return [f"- {q} — {a}" for q, a in answered] or ["- (none)"]
+        if key == "in progress":
+            return [f"- [ ] {q}" for q in waiting] or ["- [ ] (none)"]
+        if key == "key decisions" and self.tools:
+            return [f"- **Tools used**: {', '.join(self.tools)}"]
+        if key == "next steps":
+            step = f"Continue with: {waiting[-1]}" if waiting else "Wait for the next request."
+            return [f"1. {step}"]
+        if key in ("critical context", "context for suffix") and self.files:
+            return [f"- Files: {', '.join(self.files)}"]
+        return ["- (none)"]
+
+
+def plan_summary(request: str) -> PlannedReply:
+    """A deterministic summary with the sections the request's prompt asks for.
+
+    The goal is the first user request (or the earlier summary's goal), done items pair each
+    answered request with the first line of its answer, the files are the ``path`` arguments
+    of tool calls, and an "Additional focus" instruction is echoed under the constraints.
+    """
+    body, _, rest = request[len(CONVERSATION_OPEN) :].partition(CONVERSATION_CLOSE)
+    digest = _Digest()
+    if PREVIOUS_OPEN in rest:
+        previous, _, rest = rest.partition(PREVIOUS_OPEN)[2].partition(PREVIOUS_CLOSE)
+        goal = _PREVIOUS_GOAL.search(previous)
+        digest.previous_goal = goal.group(1).strip() if goal else ""
+        digest.previous_done = [line for line in previous.splitlines() if line.startswith("- [x] ")]
+    focus = _FOCUS.search(rest)
+    digest.focus = focus.group(1).strip() if focus else ""
+    for block in _BLOCK_START.split(body.strip()):
+        match = _BLOCK.match(block)
+        if match is not None:
+            digest.add_block(match.group(1), match.group(2))
+    sections = _HEADING.findall(rest) or DEFAULT_SECTIONS
+    lines: list[str] = []
+    for position, (level, title) in enumerate(sections):
+        following = sections[position + 1][0] if position + 1 < len(sections) else ""
+        lines.append(f"{level} {title}")
+        # A heading directly followed by its own sub-headings has no body of its own.
+        if len(following) <= len(level):
+            lines.extend([*digest.section(title), ""])
+    return PlannedReply("\n".join(lines).strip())
+
+
 def _pieces(text: str) -> list[str]:
     return [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)]
 
@@ -185,6 +310,9 @@ class OfflineBrain:
 
     def next_reply(self, messages: list[dict[str, Any]], tool_names: set[str]) -> PlannedReply:
         """The reply to this call."""
+        request = summary_request(messages)
+        if request is not None:
+            return plan_summary(request)
         if self.script:
             return self.script.popleft()
         return plan_from_rules(messages, tool_names)
