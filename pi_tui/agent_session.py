@@ -9,25 +9,61 @@ the assistant message that asked for it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from .agent.events import AgentEvent, MessageEnd
+from .agent import summarize
+from .agent.compaction import (
+    BranchSummarySettings,
+    CompactionPreparation,
+    CompactionRefused,
+    CompactionSettings,
+    branch_entries,
+    branch_summary_budget,
+    estimate_tokens,
+    prepare_branch_summary,
+    prepare_compaction,
+    should_compact,
+    usage_tokens,
+)
+from .agent.events import AgentEvent, CompactionEnd, CompactionStart, MessageEnd
 from .agent.loop import AgentLoop, LoopSettings, Sleep, user_message
 from .agent.prompt import build_system_prompt
-from .agent.provider import ModelSpec
+from .agent.provider import ModelSpec, is_context_overflow, model_info
+from .agent.summarize import CompactionResult, SummarizationAborted, SummarizationError
 from .session import EntryNotFound, SessionManager
 from .session.catalog import text_of
 from .session.entries import THINKING_LEVELS
+from .session.ids import ms_from_iso
+from .session.records import Entry
 from .tools.base import Tool
 
+T = TypeVar("T")
 Listener = Callable[[AgentEvent], None]
 Message = dict[str, Any]
 
 
+OVERFLOW_RECOVERY_FAILED = (
+    "Context overflow recovery failed after one compact-and-retry attempt. "
+    "Compact with /compact and a focus, start a new session with /new, or use a model with a "
+    "larger context window."
+)
+
+
 class AgentBusy(RuntimeError):
     """A prompt was sent while a run is in progress (queue it with steer/follow_up)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Navigation:
+    """Where a move in the tree left the session."""
+
+    editor_text: str | None
+    """The text of the user message navigated to, for re-editing; None otherwise."""
+    summary_entry_id: str | None = None
+    """The ``branch_summary`` written at the new position, if one was asked for."""
 
 
 class AgentSession:
@@ -45,10 +81,20 @@ class AgentSession:
         max_retries: int = 3,
         retry_base_delay: float = 2.0,
         sleep: Sleep = asyncio.sleep,
+        compaction: CompactionSettings | None = None,
+        branch_summary: BranchSummarySettings | None = None,
+        summary_model: ModelSpec | None = None,
     ) -> None:
         self.manager = manager
         self.cwd = cwd or Path(manager.cwd or ".")
+        self.compaction = compaction or CompactionSettings()
+        self.branch_summary = branch_summary or BranchSummarySettings()
+        self.summary_model = summary_model
+        """The model that writes summaries; the session's model when None."""
         self._listeners: list[Listener] = []
+        self._summary_abort: asyncio.Event | None = None
+        self._summary_done = asyncio.Event()
+        self._overflow_retried = False
         prompt = system_prompt
         if prompt is None:
             prompt = build_system_prompt(
@@ -131,12 +177,174 @@ class AgentSession:
         """True while a run is in progress."""
         return self.loop.running
 
+    @property
+    def is_compacting(self) -> bool:
+        """True while a compaction or a branch summary is being written."""
+        return self._summary_abort is not None
+
     async def prompt(self, text: str, images: list[dict[str, Any]] | None = None) -> list[Message]:
-        """Send a user message and run until the agent is done; returns the new messages."""
+        """Send a user message and run until the agent is done; returns the new messages.
+
+        A prompt sent while a summary is being written waits for it, then runs (or, if another
+        waiting prompt started first, is queued as a follow-up), so no input is lost.
+        """
+        waited = self.is_compacting
+        while self.is_compacting:
+            await self._summary_done.wait()
         if self.loop.running:
+            if waited:
+                self.follow_up(text)
+                return []
             raise AgentBusy("the agent is running; queue the message with steer or follow_up")
+        self._overflow_retried = False
+        await self._compact_if_over_threshold()
+        if self.loop.running:
+            self.follow_up(text)
+            return []
         context = self.manager.build_context().messages
-        return await self.loop.run(context, [user_message(text, images)])
+        produced = await self.loop.run(context, [user_message(text, images)])
+        return produced + await self._after_run(produced)
+
+    # --- compaction -------------------------------------------------------------------------
+
+    @property
+    def _summarizer(self) -> ModelSpec:
+        return self.summary_model or self.model
+
+    def context_tokens(self) -> int | None:
+        """Tokens the next call would send, from the latest reply's usage plus an estimate of
+        what came after it; None when no reply since the latest compaction reported usage.
+
+        Usage from before the latest compaction on the path never counts: it describes a
+        context that no longer exists (pi #1860).
+        """
+        compacted_at = self._latest_compaction_ms()
+        messages = self.manager.build_context().messages
+        for position in range(len(messages) - 1, -1, -1):
+            message = messages[position]
+            if message.get("role") != "assistant" or message.get("stopReason") == "error":
+                continue
+            used = usage_tokens(message.get("usage"))
+            if used <= 0:
+                continue
+            if compacted_at is not None and int(message.get("timestamp") or 0) <= compacted_at:
+                return None
+            return used + sum(estimate_tokens(m) for m in messages[position + 1 :])
+        return None
+
+    def estimated_context_tokens(self) -> int:
+        """A pure characters/4 estimate of the current context (right after a compaction)."""
+        return sum(estimate_tokens(m) for m in self.manager.build_context().messages)
+
+    def _latest_compaction_ms(self) -> int | None:
+        for entry in reversed(self.manager.path()):
+            if entry.type == "compaction":
+                return ms_from_iso(entry.timestamp)
+        return None
+
+    async def compact(self, instructions: str | None = None) -> CompactionResult:
+        """Compact the active path now (``/compact``); a running turn is aborted first.
+
+        Raises :class:`CompactionRefused` (nothing to summarize, already compacted),
+        :class:`SummarizationError` or :class:`SummarizationAborted`; the session is unchanged
+        in all three cases.
+        """
+        if self.is_compacting:
+            raise CompactionRefused("A compaction is already running.")
+        if self.loop.running:
+            self.abort()
+            while self.loop.running:
+                await asyncio.sleep(0.01)
+        preparation = prepare_compaction(self.manager.path(), self.compaction)
+        return await self._run_compaction(preparation, "manual", instructions)
+
+    async def _run_compaction(
+        self,
+        preparation: CompactionPreparation,
+        reason: str,
+        instructions: str | None = None,
+        will_retry: bool = False,
+    ) -> CompactionResult:
+        self._dispatch(CompactionStart(reason))
+        try:
+            result = await self._summarizing(
+                lambda abort: summarize.compact(
+                    preparation, self._summarizer, instructions=instructions, abort=abort
+                )
+            )
+        except SummarizationAborted:
+            self._dispatch(CompactionEnd(reason, aborted=True))
+            raise
+        except SummarizationError as exc:
+            self._dispatch(CompactionEnd(reason, error_message=str(exc)))
+            raise
+        entry_id = self.manager.append_compaction(
+            result.summary, result.first_kept_entry_id, result.tokens_before, result.details
+        )
+        self._dispatch(
+            CompactionEnd(
+                reason, entry_id=entry_id, tokens_before=result.tokens_before, will_retry=will_retry
+            )
+        )
+        return result
+
+    async def _summarizing(self, write: Callable[[asyncio.Event], Awaitable[T]]) -> T:
+        """Write a summary with the session marked busy and abortable; input waits meanwhile."""
+        abort = self._summary_abort = asyncio.Event()
+        # A new event per summary: an event is bound to the loop that first waits on it.
+        done = self._summary_done = asyncio.Event()
+        try:
+            return await write(abort)
+        finally:
+            self._summary_abort = None
+            done.set()
+
+    async def _auto_compact(self, reason: str, will_retry: bool = False) -> bool:
+        """Compact without being asked; True when an entry was written."""
+        try:
+            preparation = prepare_compaction(self.manager.path(), self.compaction)
+            await self._run_compaction(preparation, reason, will_retry=will_retry)
+        except (CompactionRefused, SummarizationError, SummarizationAborted):
+            return False
+        return True
+
+    def _context_window(self) -> int:
+        return model_info(self.model).context_window
+
+    async def _compact_if_over_threshold(self) -> None:
+        """Before a prompt: compact when the context would not leave the reserve free."""
+        if not self.compaction.enabled:
+            return
+        tokens = self.context_tokens()
+        if tokens is not None and should_compact(tokens, self._context_window(), self.compaction):
+            await self._auto_compact("threshold")
+
+    async def _after_run(self, produced: list[Message]) -> list[Message]:
+        """After a run: compact-and-retry once on overflow, or compact over the threshold."""
+        last = next((m for m in reversed(produced) if m.get("role") == "assistant"), None)
+        if last is None or not self.compaction.enabled:
+            return []
+        same_model = (last.get("provider"), last.get("model")) == (
+            self.model.provider,
+            self.model.model_id,
+        )
+        if same_model and is_context_overflow(last, self._context_window()):
+            if self._overflow_retried:
+                self._dispatch(CompactionEnd("overflow", error_message=OVERFLOW_RECOVERY_FAILED))
+                return []
+            self._overflow_retried = True
+            if not await self._auto_compact("overflow", will_retry=True):
+                return []
+            # The failed reply stays in the file; the retry's context leaves it out.
+            context = self.manager.build_context().messages
+            retried = await self.loop.run(context, [])
+            return retried + await self._after_run(retried)
+        if last.get("stopReason") in ("error", "aborted"):
+            return []
+        self._overflow_retried = False
+        if should_compact(usage_tokens(last.get("usage")), self._context_window(), self.compaction):
+            await self._auto_compact("threshold")
+        return []
 
     def steer(self, text: str) -> None:
         """Queue a message delivered after the current tool batch."""
@@ -147,33 +355,83 @@ class AgentSession:
         self.loop.follow_up(user_message(text))
 
     def abort(self) -> list[str]:
-        """Abort the run; returns the texts of queued messages so they can go back to the editor."""
+        """Abort the run or the summary being written; returns the texts of queued messages so
+        they can go back to the editor."""
         queued = [text_of(m.get("content")) for m in self.loop.clear_queues()]
         self.loop.abort()
+        if self._summary_abort is not None:
+            self._summary_abort.set()
         return queued
 
     # --- the tree ---------------------------------------------------------------------------
 
-    def navigate(self, entry_id: str) -> str | None:
-        """Move the leaf to an entry (pi's rule); returns editor text for a user message.
+    def _target(self, entry_id: str, exact: bool) -> tuple[Entry, str | None, str | None]:
+        """The entry, the leaf a move to it lands on, and the text offered for re-editing.
 
         On a user (or custom) message the leaf moves to its parent and the message's text is
-        returned for re-editing; on any other entry the leaf moves to exactly that entry.
+        offered; on any other entry, or with ``exact``, the leaf moves to exactly that entry.
         """
-        if self.loop.running:
+        if self.loop.running or self.is_compacting:
             raise AgentBusy("abort the running agent before moving in the tree")
         entry = self.manager.get_entry(entry_id)
         if entry is None:
             raise EntryNotFound(entry_id)
-        if entry.role == "user" or entry.type == "custom_message":
-            if entry.parent_id is None:
-                self.manager.reset_leaf()
-            else:
-                self.manager.branch(entry.parent_id)
+        if not exact and (entry.role == "user" or entry.type == "custom_message"):
             content = entry.message.get("content") if entry.message else entry.raw.get("content")
-            return text_of(content)
-        self.manager.branch(entry_id)
-        return None
+            return entry, entry.parent_id, text_of(content)
+        return entry, entry_id, None
+
+    def navigate(self, entry_id: str, *, exact: bool = False) -> str | None:
+        """Move the leaf to an entry (pi's rule); returns editor text for a user message.
+
+        With ``exact`` the leaf moves to exactly that entry, whatever it is, and no text is
+        returned. Nothing is written: the move is O(1) and the old branch stays as it was.
+        """
+        _, leaf, text = self._target(entry_id, exact)
+        if leaf is None:
+            self.manager.reset_leaf()
+        else:
+            self.manager.branch(leaf)
+        return text
+
+    def abandoned_entries(self, entry_id: str) -> list[Entry]:
+        """The entries a move to ``entry_id`` would leave behind (what a summary covers)."""
+        return branch_entries(self.manager, self.manager.leaf_id, entry_id)[0]
+
+    async def navigate_with_summary(
+        self,
+        entry_id: str,
+        instructions: str | None = None,
+        *,
+        replace_instructions: bool = False,
+        exact: bool = False,
+    ) -> Navigation:
+        """Move the leaf like :meth:`navigate` and attach a summary of the branch left behind.
+
+        The summary covers the entries from the old leaf up to the common ancestor and is
+        appended as a ``branch_summary`` at the new position, which becomes the leaf. When
+        nothing is left behind (moving down the same branch) this is a plain move. On abort or
+        failure the session is unchanged and the exception propagates.
+        """
+        _, leaf, text = self._target(entry_id, exact)
+        entries = self.abandoned_entries(entry_id)
+        if not entries:
+            return Navigation(self.navigate(entry_id, exact=exact))
+        budget = branch_summary_budget(
+            model_info(self._summarizer).context_window, self.branch_summary
+        )
+        preparation = prepare_branch_summary(entries, budget)
+        result = await self._summarizing(
+            lambda abort: summarize.summarize_branch(
+                preparation,
+                self._summarizer,
+                instructions=instructions,
+                replace_instructions=replace_instructions,
+                abort=abort,
+            )
+        )
+        summary_id = self.manager.branch_with_summary(leaf, result.summary, result.details)
+        return Navigation(text, summary_id)
 
     def rename(self, name: str) -> None:
         """Name the session."""
@@ -196,6 +454,9 @@ class AgentSession:
             max_retries=settings.max_retries,
             retry_base_delay=settings.retry_base_delay,
             sleep=self.loop.sleep,
+            compaction=self.compaction,
+            branch_summary=self.branch_summary,
+            summary_model=self.summary_model,
         )
 
     def fork(self, entry_id: str) -> tuple[AgentSession, str | None]:
@@ -232,7 +493,9 @@ class AgentSession:
         return self._sibling(SessionManager.create(self.cwd, file.parent))
 
     def close(self) -> None:
-        """Abort any run and close the session file."""
+        """Abort any run or summary and close the session file."""
         if self.loop.running:
             self.loop.abort()
+        if self._summary_abort is not None:
+            self._summary_abort.set()
         self.manager.close()

@@ -125,3 +125,28 @@ class RetryScheduled(AgentEvent):
     max_attempts: int
     delay_s: float
     error_message: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionStart(AgentEvent):
+    """A compaction began: ``reason`` is ``manual``, ``threshold`` or ``overflow``."""
+
+    type: ClassVar[str] = "compaction_start"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEnd(AgentEvent):
+    """A compaction ended: with its entry, aborted, or with an error message.
+
+    ``will_retry`` is set when an overflowed turn is about to be retried on the compacted
+    context.
+    """
+
+    type: ClassVar[str] = "compaction_end"
+    reason: str
+    entry_id: str | None = None
+    tokens_before: int | None = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None

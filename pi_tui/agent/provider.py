@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import threading
 import warnings
 from collections.abc import AsyncIterator
@@ -191,6 +192,27 @@ def missing_key_error(spec: ModelSpec) -> ProviderError | None:
     return ProviderError(f"No API key for {spec.name}: " + KEY_HINT.format(env=" and ".join(keys)))
 
 
+OVERFLOW_TEXT = re.compile(
+    r"context window exceeded|context[ _]length"
+    r"|too long|exceeds the context window|maximum context|too many tokens|reduce the length",
+    re.IGNORECASE,
+)
+"""Provider phrasings of "the prompt does not fit" (OpenAI, Anthropic, Gemini, vLLM, Ollama)."""
+
+
+def is_context_overflow(message: Message, context_window: int) -> bool:
+    """True when an assistant message failed, or silently degraded, because of context size.
+
+    A failed reply counts when its error says so; a completed one counts when the provider
+    accepted more input than the window holds (some servers truncate instead of failing).
+    """
+    if message.get("stopReason") == "error":
+        return bool(OVERFLOW_TEXT.search(str(message.get("errorMessage") or "")))
+    usage = message.get("usage") or {}
+    seen = int(usage.get("input", 0) or 0) + int(usage.get("cacheRead", 0) or 0)
+    return message.get("stopReason") == "stop" and context_window > 0 and seen > context_window
+
+
 def classify_error(exc: BaseException, spec: ModelSpec) -> ProviderError:
     """Turn a LiteLLM/HTTP exception into a ProviderError a user can act on."""
     original = getattr(exc, "original_exception", None)
@@ -200,7 +222,7 @@ def classify_error(exc: BaseException, spec: ModelSpec) -> ProviderError:
     text = str(getattr(exc, "message", None) or exc)
     status = getattr(exc, "status_code", None)
     where = spec.api_base or spec.provider
-    if name == "ContextWindowExceededError" or "context length" in text or "too long" in text:
+    if name == "ContextWindowExceededError" or OVERFLOW_TEXT.search(text):
         return ProviderError(f"Context window exceeded for {spec.name}: {text}", overflow=True)
     if name == "AuthenticationError" or status == 401 or "Missing credentials" in text:
         return ProviderError(
