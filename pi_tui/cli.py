@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +38,9 @@ from .session.layout import (
 
 if TYPE_CHECKING:
     from .agent_session import AgentSession
+    from .settings import Settings
 
+EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
 
@@ -57,22 +60,57 @@ def open_session(args: argparse.Namespace, cwd: Path) -> SessionManager:
     return SessionManager.create(cwd, directory)
 
 
-def build_agent(args: argparse.Namespace, manager: SessionManager, cwd: Path) -> AgentSession:
+def build_agent(
+    args: argparse.Namespace,
+    manager: SessionManager,
+    cwd: Path,
+    settings: Settings | None = None,
+) -> AgentSession:
     """The AgentSession for a run: model, thinking level and tools from the arguments."""
     from .agent.provider import ModelSpec
     from .agent_session import AgentSession
     from .config import choose_model
+    from .settings import load_settings
     from .tools.base import ToolContext
     from .tools.registry import create_tools
 
-    names = [n.strip() for n in args.tools.split(",") if n.strip()] if args.tools else None
+    settings = settings or load_settings(cwd)
+    tools_arg = getattr(args, "tools", None)
+    names = [n.strip() for n in tools_arg.split(",") if n.strip()] if tools_arg else None
     tools = create_tools(ToolContext(cwd), names)
     context = manager.build_context()
     current = context.model
     model_name = choose_model(args.model, (current.provider, current.model_id) if current else None)
     spec = ModelSpec(model_name, api_base=args.api_base, api_key=args.api_key)
-    thinking = args.thinking or context.thinking_level
-    return AgentSession(manager, model=spec, tools=tools, thinking=thinking, cwd=cwd)
+    summary_model = (
+        ModelSpec(settings.summary_model, api_base=args.api_base, api_key=args.api_key)
+        if settings.summary_model
+        else None
+    )
+    thinking = getattr(args, "thinking", None) or context.thinking_level
+    return AgentSession(
+        manager,
+        model=spec,
+        tools=tools,
+        thinking=thinking,
+        cwd=cwd,
+        compaction=settings.compaction,
+        branch_summary=settings.branch_summary,
+        summary_model=summary_model,
+    )
+
+
+def move_to_entry(args: argparse.Namespace, agent: AgentSession, settings: Settings) -> None:
+    """``--from``: move the leaf, writing a summary of the branch left behind when asked to."""
+    if args.summarize_branch or settings.on_navigate == "summarize":
+        navigation = asyncio.run(agent.navigate_with_summary(args.from_entry, exact=True))
+        if navigation.summary_entry_id is not None:
+            print(
+                f"pi-tui: summarized the branch left behind ({navigation.summary_entry_id})",
+                file=sys.stderr,
+            )
+    else:
+        agent.navigate(args.from_entry, exact=True)
 
 
 def run_agent(args: argparse.Namespace) -> int:
@@ -80,6 +118,7 @@ def run_agent(args: argparse.Namespace) -> int:
     from .agent.provider import warm_up
     from .modes.json_mode import run_json
     from .modes.print_mode import run_print
+    from .settings import load_settings
 
     warm_up()  # LiteLLM's import dominates start-up; overlap it with opening the session
     prompt = " ".join(args.prompt).strip()
@@ -88,11 +127,12 @@ def run_agent(args: argparse.Namespace) -> int:
     if not prompt:
         raise ValueError("no prompt given (pass it as an argument or on standard input)")
     cwd = Path.cwd()
+    settings = load_settings(cwd)
     manager = open_session(args, cwd)
     try:
+        session = build_agent(args, manager, cwd, settings)
         if args.from_entry:
-            manager.branch(args.from_entry)
-        session = build_agent(args, manager, cwd)
+            move_to_entry(args, session, settings)
         runner = run_json(session, prompt) if args.mode == "json" else run_print(session, prompt)
         return asyncio.run(runner)
     finally:
@@ -101,16 +141,18 @@ def run_agent(args: argparse.Namespace) -> int:
 
 def run_interactive(args: argparse.Namespace) -> int:
     """The Textual app."""
+    from .settings import load_settings
     from .ui.app import PiTuiApp
 
     cwd = Path.cwd()
+    settings = load_settings(cwd)
     manager = open_session(args, cwd)
+    agent = build_agent(args, manager, cwd, settings)
     if args.from_entry:
-        manager.branch(args.from_entry)
-    agent = build_agent(args, manager, cwd)
+        move_to_entry(args, agent, settings)
 
     def open_other(path: Path) -> AgentSession:
-        return build_agent(args, SessionManager.open(path), cwd)
+        return build_agent(args, SessionManager.open(path), cwd, settings)
 
     prompt = " ".join(args.prompt).strip() or None
     app = PiTuiApp(
@@ -118,6 +160,7 @@ def run_interactive(args: argparse.Namespace) -> int:
         open_session=open_other,
         initial_prompt=prompt,
         start_with="resume" if args.resume else None,
+        on_navigate=settings.on_navigate,
     )
     try:
         app.run()
@@ -229,12 +272,46 @@ def cmd_context(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = ("sessions", "tree", "context")
+def cmd_compact(args: argparse.Namespace) -> int:
+    from .agent.compaction import CompactionRefused
+    from .agent.summarize import SummarizationAborted, SummarizationError
+    from .settings import load_settings
+
+    cwd = Path.cwd()
+    settings = load_settings(cwd)
+    if args.keep_recent_tokens is not None:
+        if args.keep_recent_tokens < 0:
+            raise ValueError("--keep-recent-tokens must not be negative")
+        settings = replace(
+            settings,
+            compaction=replace(settings.compaction, keep_recent_tokens=args.keep_recent_tokens),
+        )
+    manager = SessionManager.open(
+        resolve_session(args.session, default_session_dir(cwd, args.session_dir))
+    )
+    try:
+        _report_warnings(manager)
+        agent = build_agent(args, manager, cwd, settings)
+        result = asyncio.run(agent.compact(args.instructions))
+    except (CompactionRefused, SummarizationError, SummarizationAborted) as exc:
+        print(f"pi-tui: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    finally:
+        manager.close()
+    print(
+        f"Compacted {result.tokens_before:,} tokens of context; kept from entry "
+        f"{result.first_kept_entry_id}.\n"
+    )
+    print(result.summary)
+    return 0
+
+
+COMMANDS = ("sessions", "tree", "context", "compact")
 
 
 def build_command_parser() -> argparse.ArgumentParser:
     """The parser for ``pi-tui COMMAND …`` (read-only session commands)."""
-    parser = argparse.ArgumentParser(prog="pi-tui", description="Inspect sessions.")
+    parser = argparse.ArgumentParser(prog="pi-tui", description="Inspect and compact sessions.")
     parser.add_argument(
         "--session-dir",
         type=Path,
@@ -260,6 +337,21 @@ def build_command_parser() -> argparse.ArgumentParser:
     context.add_argument("--leaf", help="build the context at this entry instead of the leaf")
     context.add_argument("--json", action="store_true", help="print JSON")
     context.set_defaults(handler=cmd_context)
+
+    compact = commands.add_parser(
+        "compact", help="summarize older turns into a compaction entry (the originals stay)"
+    )
+    compact.add_argument("session", help="a file path, an id prefix, or a session name")
+    compact.add_argument(
+        "--keep-recent-tokens",
+        type=int,
+        help="recent context kept verbatim, in tokens (default: settings, else 20000)",
+    )
+    compact.add_argument("--instructions", help="what the summary should focus on")
+    compact.add_argument("--model", help="the model that writes the summary")
+    compact.add_argument("--api-base", help="base URL of an OpenAI-compatible server")
+    compact.add_argument("--api-key", help="API key for the model's provider")
+    compact.set_defaults(handler=cmd_compact)
     return parser
 
 
@@ -268,7 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pi-tui",
         description="A terminal coding agent whose sessions are append-only trees.",
-        epilog="Session commands: pi-tui sessions | tree SESSION | context SESSION.",
+        epilog="Session commands: pi-tui sessions | tree SESSION | context SESSION | "
+        "compact SESSION.",
     )
     parser.add_argument("--version", action="version", version=f"pi-tui {__version__}")
     parser.add_argument("prompt", nargs="*", help="the message to send")
@@ -297,6 +390,11 @@ def build_parser() -> argparse.ArgumentParser:
         dest="from_entry",
         metavar="ENTRY_ID",
         help="branch from this entry before prompting (implies -c without --session)",
+    )
+    parser.add_argument(
+        "--summarize-branch",
+        action="store_true",
+        help="with --from: attach a summary of the branch left behind at the new position",
     )
     parser.add_argument("--tools", help="comma-separated tools to enable (default: all)")
     parser.add_argument(

@@ -165,3 +165,50 @@ def test_sigint_aborts_and_leaves_a_loadable_file(tmp_path: Path) -> None:
     assert 0 < len(last["content"][0]["text"]) < len("slowly " * 400)
     for entry in loaded.entries:
         parse_entry(entry.raw)
+
+
+def test_compact_and_a_summarized_branch_from_the_shell(tmp_path: Path) -> None:
+    from tests.factories import assistant, tool_result, user
+
+    root = project(tmp_path)
+    manager = SessionManager.create(root, root / ".pi" / "sessions")
+    manager.append_model_change("offline", "pi-tui")
+    manager.append_message(user("why does the salt check fail?"))
+    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "src/auth.ts"}}
+    manager.append_message(assistant("reading", tool_calls=[call], stop_reason="toolUse"))
+    manager.append_message(tool_result("c1", "read", "return hash(salt) === stored;"))
+    first_answer = manager.append_message(assistant("the salt is not encoded"))
+    manager.append_message(user("and the hash?"))
+    manager.append_message(assistant("hash is fine", provider="offline", model="pi-tui"))
+    session_id = manager.session_id[:8]
+    manager.close()
+    path = only_session(root)
+
+    run = pi_tui(
+        root, "compact", session_id, "--keep-recent-tokens", "1", "--instructions", "the salt"
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("Compacted ")
+    compaction = read_session_file(path).entries[-1].raw
+    assert compaction["type"] == "compaction"
+    assert "the salt" in compaction["summary"]
+    assert compaction["details"] == {"readFiles": ["src/auth.ts"], "modifiedFiles": []}
+
+    size = path.stat().st_size
+    again = pi_tui(root, "compact", session_id)
+    assert again.returncode == 1
+    assert again.stderr.strip() == "pi-tui: Already compacted: the last entry is a compaction."
+    assert path.stat().st_size == size
+
+    moved = pi_tui(
+        root, "--session", session_id, "--from", first_answer, "--summarize-branch", "-p", "ls"
+    )
+    assert moved.returncode == 0, moved.stderr
+    assert "summarized the branch left behind" in moved.stderr
+    session = SessionManager.open(path, read_only=True)
+    summary = next(e for e in session.entries() if e.type == "branch_summary")
+    assert summary.parent_id == first_answer
+    assert summary.raw["fromId"] == first_answer
+    assert "and the hash?" in summary.raw["summary"]
+    question = next(c for c in session.get_children(summary.id))
+    assert question.role == "user"
