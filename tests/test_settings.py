@@ -65,5 +65,5 @@ def test_a_file_that_is_not_json_is_reported_with_its_path(
     monkeypatch.setenv("PI_TUI_SETTINGS", str(tmp_path / "absent.json"))
     (tmp_path / ".pi").mkdir()
     (tmp_path / ".pi" / "settings.json").write_text("{not json")
-    with pytest.raises(SettingsError, match="cannot read settings .*settings.json"):
+    with pytest.raises(SettingsError, match=r"cannot read settings .*settings\.json"):
         load_settings(tmp_path)

@@ -1,7 +1,8 @@
 """``pi-tui -p PROMPT``: run one prompt and print the final answer.
 
-The answer goes to stdout; notes about compaction go to stderr; a failed turn prints its error to stderr and exits 1; Ctrl+C aborts
-the run (the partial answer is stored as aborted) and exits 130.
+The answer goes to stdout and notes about compaction to stderr; a failed turn prints its error
+to stderr and exits 1; Ctrl+C aborts the run (the partial answer is stored as aborted) and
+exits 130.
 """
 
 from __future__ import annotations
