@@ -139,6 +139,8 @@ async def record_sample(work: Path) -> Path:
         await send(pilot, QUESTION)
         await pilot.press("ctrl+t", "up", "up", "up", "enter")
         await pilot.pause()
+        await pilot.press("1")  # no summary: the sample keeps pi's plain branch
+        await pilot.pause()
         await send(pilot, FOLLOW_UP)
         await send(pilot, "/label root_cause_found")
         await send(pilot, "/rename auth-debug")

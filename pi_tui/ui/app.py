@@ -22,10 +22,13 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from ..agent.compaction import CompactionRefused
 from ..agent.events import (
     AgentEnd,
     AgentEvent,
     AgentStart,
+    CompactionEnd,
+    CompactionStart,
     MessageEnd,
     MessageUpdate,
     RetryScheduled,
@@ -34,6 +37,7 @@ from ..agent.events import (
 )
 from ..agent.offline import MODEL_NAME
 from ..agent.provider import ModelSpec, litellm_loaded, litellm_module
+from ..agent.summarize import SummarizationAborted, SummarizationError
 from ..agent_session import AgentSession
 from ..config import KEYED_DEFAULTS
 from ..session import SessionError, SessionManager, list_sessions
@@ -41,10 +45,12 @@ from ..session.catalog import age
 from ..session.context import compaction_summary_of, message_of
 from ..session.entries import THINKING_LEVELS
 from ..session.records import Entry
+from ..settings import NavigateChoice
 from .chat import ChatView
 from .commands import COMMANDS, parse_command
 from .navigator import SessionNavigator
 from .prompt import Prompt
+from .screens.branch_summary import CUSTOM, SUMMARIZE, BranchSummaryScreen
 from .screens.help import HelpScreen
 from .screens.pickers import Choice, PickerScreen, TextInputScreen
 from .status import StatusBar, StatusInfo
@@ -103,9 +109,15 @@ class PiTuiApp(App[None]):
         open_session: SessionOpener | None = None,
         initial_prompt: str | None = None,
         start_with: str | None = None,
+        on_navigate: NavigateChoice = "ask",
     ) -> None:
         super().__init__()
         self.agent = agent
+        self.on_navigate: NavigateChoice = on_navigate
+        """Whether leaving a branch asks for a summary, always writes one, or never does."""
+        self._held_inputs: list[str] = []
+        """Prompts typed while a summary was being written, sent when it is done."""
+        self._prompt_in_flight = False
         self.open_session = open_session
         self.initial_prompt = initial_prompt
         self.start_with = start_with
@@ -216,7 +228,12 @@ class PiTuiApp(App[None]):
             from ..agent.provider import model_info
 
             window = model_info(self.agent.model).context_window
-            percent = 100 * (totals.context_tokens or 0) / window if window else None
+            # No reply since the latest compaction: estimate what the summary and the kept
+            # messages weigh rather than show the count from before.
+            tokens = totals.context_tokens
+            if tokens is None:
+                tokens = self.agent.estimated_context_tokens()
+            percent = 100 * tokens / window if window else None
         model = self.agent.model
         self.query_one(StatusBar).update_info(
             StatusInfo(
@@ -284,6 +301,25 @@ class PiTuiApp(App[None]):
             self.update_status()
         elif isinstance(event, AgentEnd):
             self.set_activity("")
+        elif isinstance(event, CompactionStart):
+            self.set_activity(f"compacting context ({event.reason}), Esc cancels")
+        elif isinstance(event, CompactionEnd):
+            self._compaction_ended(event)
+
+    def _compaction_ended(self, event: CompactionEnd) -> None:
+        self.set_activity("working" if event.will_retry else "")
+        if event.entry_id is not None:
+            self.call_later(self.show_path)
+            self.notify(
+                f"Context compacted: {event.tokens_before or 0:,} tokens summarized; the "
+                "originals stay in the session tree."
+            )
+        elif event.aborted:
+            self.notify("Compaction cancelled.")
+        elif event.error_message:
+            self.notify(event.error_message, title="Compaction failed", severity="error")
+        if not event.will_retry:
+            self.call_later(self._send_held_inputs)
 
     # --- sending ----------------------------------------------------------------------------
 
@@ -301,17 +337,42 @@ class PiTuiApp(App[None]):
             self.agent.steer(text)
             self.notify("Queued: delivered after the current tool calls.")
             return
+        if self._prompt_in_flight:
+            self.agent.follow_up(text)
+            self.notify("Queued: delivered when the agent finishes.")
+            return
+        if self.agent.is_compacting or self._navigating:
+            self._held_inputs.append(text)
+            self.notify("Queued: sent when the summary is written.")
+            return
         self._run_prompt(text)
+
+    def _send_held_inputs(self) -> None:
+        """Send what was typed while a summary was written: the first as a prompt, the rest
+        queued after it."""
+        held, self._held_inputs = self._held_inputs, []
+        if not held or self.agent.is_compacting:
+            self._held_inputs = held + self._held_inputs
+            return
+        if self.agent.is_running or self._prompt_in_flight:
+            for text in held:
+                self.agent.follow_up(text)
+            return
+        for text in held[1:]:
+            self.agent.follow_up(text)
+        self._run_prompt(held[0])
 
     @work(group="agent", exclusive=True, exit_on_error=False)
     async def _run_prompt(self, text: str) -> None:
-        if not litellm_loaded():
-            self.set_activity("loading model support…")
-            await asyncio.to_thread(litellm_module)
-        self.set_activity("working")
+        self._prompt_in_flight = True
         try:
+            if not litellm_loaded():
+                self.set_activity("loading model support…")
+                await asyncio.to_thread(litellm_module)
+            self.set_activity("working")
             await self.agent.prompt(text)
         finally:
+            self._prompt_in_flight = False
             self.set_activity("")
 
     def action_follow_up(self) -> None:
@@ -327,7 +388,10 @@ class PiTuiApp(App[None]):
             self.send(text)
 
     def action_escape(self) -> None:
-        """Abort a run; otherwise go back to the prompt."""
+        """Abort a run or a summary being written; otherwise go back to the prompt."""
+        if self.agent.is_compacting:
+            self.agent.abort()
+            return
         if self.agent.is_running:
             queued = self.agent.abort()
             if queued and not self.prompt.text.strip():
@@ -343,35 +407,91 @@ class PiTuiApp(App[None]):
         self.navigator.refresh_tree(keep_cursor=False)
         self.navigator.focus()
 
-    def _refuse_while_running(self) -> bool:
-        if self.agent.is_running:
-            self.notify("The agent is running: press Esc to abort it first.", severity="warning")
+    def _refuse_while_busy(self) -> bool:
+        if self.agent.is_running or self.agent.is_compacting or self._navigating:
+            self.notify("The agent is busy: press Esc to abort it first.", severity="warning")
             return True
         return False
 
     @on(SessionNavigator.EntrySelected)
-    async def _entry_selected(self, event: SessionNavigator.EntrySelected) -> None:
-        if self._refuse_while_running():
+    def _entry_selected(self, event: SessionNavigator.EntrySelected) -> None:
+        if self._refuse_while_busy():
             return
-        self.agent.manager.branch(event.entry_id)
-        await self.show_path()
-        self.prompt.focus_input()
+        if event.entry_id == self.agent.manager.leaf_id:
+            self.notify("Already at this point.")
+            self.prompt.focus_input()
+            return
+        self.leave_branch(event.entry_id, edit=False)
 
     @on(SessionNavigator.EditRequested)
-    async def _edit_requested(self, event: SessionNavigator.EditRequested) -> None:
-        if self._refuse_while_running():
+    def _edit_requested(self, event: SessionNavigator.EditRequested) -> None:
+        if self._refuse_while_busy():
             return
         entry = self.agent.manager.get_entry(event.entry_id)
         if entry is None or entry.role != "user":
             self.bell()
             return
-        text = self.agent.navigate(event.entry_id) or ""
-        await self.show_path()
-        if self.prompt.text.strip():
-            self.notify("The prompt is not empty, so the old text was not put there.")
+        self.leave_branch(event.entry_id, edit=True)
+
+    @property
+    def _navigating(self) -> bool:
+        return any(worker.group == "navigate" for worker in self.workers if worker.is_running)
+
+    async def _summary_wanted(self, abandoned: int) -> tuple[bool, str | None] | None:
+        """Ask whether to summarize the branch left behind: (summarize, focus), or None when
+        the user cancelled the move."""
+        if abandoned == 0 or self.on_navigate == "skip":
+            return False, None
+        if self.on_navigate == "summarize":
+            return True, None
+        while True:
+            answer = await self.push_screen_wait(BranchSummaryScreen(abandoned))
+            if answer is None:
+                return None
+            if answer != CUSTOM:
+                return answer == SUMMARIZE, None
+            focus = await self.push_screen_wait(
+                TextInputScreen(
+                    "What should the summary focus on?", placeholder="e.g. the failing test"
+                )
+            )
+            if focus is not None:
+                return True, focus.strip() or None
+
+    @work(group="navigate", exclusive=True, exit_on_error=False)
+    async def leave_branch(self, entry_id: str, edit: bool) -> None:
+        """Move the leaf to ``entry_id`` (``edit``: to its parent, with its text in the
+        prompt), summarizing the branch left behind if the user wants that."""
+        wanted = await self._summary_wanted(len(self.agent.abandoned_entries(entry_id)))
+        if wanted is None:
+            self.navigator.focus()
+            return
+        summarize, focus = wanted
+        if summarize:
+            self.set_activity("summarizing the branch left behind, Esc cancels")
+            try:
+                navigation = await self.agent.navigate_with_summary(entry_id, focus, exact=not edit)
+            except SummarizationAborted:
+                self.notify("Branch summarization cancelled; nothing changed.")
+                self.navigator.focus()
+                return
+            except SummarizationError as exc:
+                self.notify(str(exc), title="Branch summary failed", severity="error")
+                self.navigator.focus()
+                return
+            finally:
+                self.set_activity("")
+            text = navigation.editor_text
         else:
-            self.prompt.set_text(text)
+            text = self.agent.navigate(entry_id, exact=not edit)
+        await self.show_path()
+        if edit:
+            if self.prompt.text.strip():
+                self.notify("The prompt is not empty, so the old text was not put there.")
+            else:
+                self.prompt.set_text(text or "")
         self.prompt.focus_input()
+        self.call_later(self._send_held_inputs)
 
     @on(SessionNavigator.LabelRequested)
     def _label_requested(self, event: SessionNavigator.LabelRequested) -> None:
@@ -404,6 +524,27 @@ class PiTuiApp(App[None]):
     def command_tree(self, argument: str) -> None:
         """``/tree``."""
         self.action_focus_tree()
+
+    def command_compact(self, argument: str) -> None:
+        """``/compact [FOCUS]``: aborts a running turn, then summarizes older turns."""
+        if self.agent.is_compacting:
+            self.notify("A summary is already being written.", severity="warning")
+            return
+        self._compact(argument or None)
+
+    @work(group="compact", exclusive=True, exit_on_error=False)
+    async def _compact(self, focus: str | None) -> None:
+        if not litellm_loaded():
+            self.set_activity("loading model support…")
+            await asyncio.to_thread(litellm_module)
+        try:
+            await self.agent.compact(focus)
+        except CompactionRefused as exc:
+            self.set_activity("")
+            self.notify(str(exc), severity="warning")
+            self.call_later(self._send_held_inputs)
+        except (SummarizationError, SummarizationAborted):
+            pass  # the compaction_end event has told the user
 
     def command_rename(self, argument: str) -> None:
         """``/rename NAME``."""
@@ -486,7 +627,7 @@ class PiTuiApp(App[None]):
 
     def command_new(self, argument: str) -> None:
         """``/new``."""
-        if self._refuse_while_running():
+        if self._refuse_while_busy():
             return
         self._switch(self.agent.new())
         self.notify("New session.")
@@ -497,7 +638,7 @@ class PiTuiApp(App[None]):
 
     def action_resume(self) -> None:
         """Open the session picker."""
-        if self._refuse_while_running():
+        if self._refuse_while_busy():
             return
         manager = self.agent.manager
         folder = manager.session_file.parent if manager.session_file else None
@@ -562,7 +703,7 @@ class PiTuiApp(App[None]):
 
     def command_fork(self, argument: str) -> None:
         """``/fork``: pick an earlier user message; a new file holds the path before it."""
-        if self._refuse_while_running():
+        if self._refuse_while_busy():
             return
         messages = self.agent.manager.user_messages()
         if not messages:

@@ -35,6 +35,9 @@ COMMANDS: list[SlashCommand] = [
     SlashCommand("label", "label the current entry (no text clears; or ID TEXT)", "[ID] [TEXT]"),
     SlashCommand("model", "switch model (no name: open the picker)", "[NAME]"),
     SlashCommand("thinking", "set the thinking level (off … xhigh)", "[LEVEL]"),
+    SlashCommand(
+        "compact", "summarize older turns to free context (the originals stay)", "[FOCUS]"
+    ),
     SlashCommand("new", "start a new session"),
     SlashCommand("resume", "open another session of this folder"),
     SlashCommand("fork", "new session file from an earlier user message"),

@@ -57,6 +57,8 @@ async def test_reference_scenario_with_keys_only(tmp_path: Path) -> None:
         assert app.navigator.cursor_entry_id == e2.id
         await pilot.press("enter")
         await pilot.pause()
+        await pilot.press("1")  # leave the old branch without a summary
+        await settle(pilot)
         assert manager.leaf_id == e2.id
         assert isinstance(app.focused, PromptArea)
         users = list(app.chat.query(UserBlock))
@@ -130,6 +132,8 @@ async def test_reedit_label_and_focus_cycle(tmp_path: Path) -> None:
         app.navigator.move_cursor_to(question.id)
         await pilot.press("e")
         await pilot.pause()
+        await pilot.press("1")  # no summary of the branch left behind
+        await settle(pilot)
         assert manager.leaf_id == question.parent_id
         assert app.prompt.text == QUESTION
         assert isinstance(app.focused, PromptArea)

@@ -52,6 +52,7 @@ CASES = {
     "tool-trace-expanded": steps("home", "enter", trace=True),
     "fork-picker": steps("/", "f", "o", "r", "k", "enter"),
     "help": steps("f1"),
+    "branch-summary-choice": steps("ctrl+t", "up", "up", "enter"),
 }
 
 

@@ -115,6 +115,8 @@ def test_reference_scenario_in_tmux(tmp_path: Path) -> None:
         terminal.keys("C-t")
         terminal.keys("Up", "Up", "Up")
         terminal.keys("Enter")
+        terminal.wait_for("No summary")
+        terminal.keys("1")
         terminal.keys(FOLLOW_UP, literal=True)
         terminal.keys("Enter")
         terminal.wait_for("第 2 行")
