@@ -39,6 +39,7 @@ COMPACTION_OUTPUT_SHARE = 0.8
 TURN_PREFIX_OUTPUT_SHARE = 0.5
 
 NO_PRIOR_HISTORY = "No prior history."
+OMITTED_NOTE = "[... {count} earlier messages left out: they did not fit the summarizer's context]"
 SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 NO_BRANCH_CONTENT = "No content to summarize"
 BRANCH_SUMMARY_PREAMBLE = (
@@ -292,28 +293,56 @@ def _serialize_one(message: Mapping[str, Any], dropped_calls: set[str]) -> list[
     return []
 
 
-def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
+def serialize_conversation(
+    messages: Iterable[Mapping[str, Any]], max_chars: int | None = None
+) -> str:
     """App messages as labelled plain text, one block per part, blocks separated by blank lines.
 
     Tool results (and shell output) longer than 2000 characters are cut with a note of how
     much was left out; user and assistant text is kept whole. Tool calls of failed or aborted
     assistant turns, and their results, are left out: they never ran.
+
+    With ``max_chars``, the oldest messages that do not fit are left out and a note says how
+    many: a summary of the newest part beats a request the summarizer refuses.
     """
     dropped_calls: set[str] = set()
-    parts: list[str] = []
-    for message in messages:
-        parts.extend(_serialize_one(message, dropped_calls))
-    return "\n\n".join(parts)
+    per_message = [_serialize_one(message, dropped_calls) for message in messages]
+    if max_chars is not None:
+        kept = len(per_message)
+        size = 0
+        while kept > 0:
+            # Each part costs its length plus the blank line that separates it.
+            cost = sum(len(part) + 2 for part in per_message[kept - 1])
+            if size + cost > max_chars:
+                break
+            size += cost
+            kept -= 1
+        if kept:
+            left_out = sum(1 for parts in per_message[:kept] if parts)
+            note = OMITTED_NOTE.format(count=left_out)
+            per_message = [[note], *per_message[kept:]]
+    return "\n\n".join(part for parts in per_message for part in parts)
 
 
 def request_text(
-    messages: Iterable[Mapping[str, Any]], prompt: str, previous_summary: str | None = None
+    messages: Iterable[Mapping[str, Any]],
+    prompt: str,
+    previous_summary: str | None = None,
+    max_tokens: int | None = None,
 ) -> str:
-    """The single user message of a summary request."""
-    text = f"<conversation>\n{serialize_conversation(messages)}\n</conversation>\n\n"
+    """The single user message of a summary request; with ``max_tokens`` the conversation is
+    cut from the oldest end to keep the request within that many (estimated) tokens."""
+    wrapper = "<conversation>\n{}\n</conversation>\n\n"
     if previous_summary:
-        text += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
-    return text + prompt
+        wrapper += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
+    wrapper += prompt
+    room = None if max_tokens is None else max(0, max_tokens * 4 - len(wrapper))
+    return wrapper.replace("{}", serialize_conversation(messages, room), 1)
+
+
+def input_budget(spec: ModelSpec, reserve_tokens: int) -> int:
+    """Tokens a summary request may send: the summarizer's window minus the reserve."""
+    return max(1, model_info(spec).context_window - reserve_tokens)
 
 
 def _with_focus(prompt: str, instructions: str | None) -> str:
@@ -443,12 +472,17 @@ async def compact(
             preparation.messages_to_summarize,
             _with_focus(prompt, instructions),
             preparation.previous_summary,
+            input_budget(spec, settings.reserve_tokens),
         )
         budget = _output_budget(spec, COMPACTION_OUTPUT_SHARE, settings.reserve_tokens)
         return _summarize(spec, text, max_tokens=budget, thinking=thinking, abort=abort)
 
     if preparation.is_split_turn and preparation.turn_prefix_messages:
-        prefix_text = request_text(preparation.turn_prefix_messages, TURN_PREFIX_PROMPT)
+        prefix_text = request_text(
+            preparation.turn_prefix_messages,
+            TURN_PREFIX_PROMPT,
+            max_tokens=input_budget(spec, settings.reserve_tokens),
+        )
         prefix_budget = _output_budget(spec, TURN_PREFIX_OUTPUT_SHARE, settings.reserve_tokens)
         prefix = _summarize(
             spec, prefix_text, max_tokens=prefix_budget, thinking=thinking, abort=abort

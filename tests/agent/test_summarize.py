@@ -473,3 +473,23 @@ async def test_an_abort_set_beforehand_makes_no_call(spy: StreamSpy) -> None:
     with pytest.raises(SummarizationAborted):
         await summarize_branch(small_branch(), OFFLINE, abort=abort)
     assert spy.requests == []
+
+
+def test_a_conversation_too_long_for_the_summarizer_loses_its_oldest_messages() -> None:
+    messages = [user(f"question {n} " + "x" * 100) for n in range(50)]
+    whole = serialize_conversation(messages)
+    cut = serialize_conversation(messages, max_chars=1000)
+    assert len(cut) <= 1000 + 100  # the note is extra
+    assert cut.startswith("[... ")
+    kept = cut.count("[User]: ")
+    assert 0 < kept < 50
+    assert f"[... {50 - kept} earlier messages left out" in cut
+    assert cut.endswith(whole[-200:])
+    assert serialize_conversation(messages, max_chars=len(whole) + 2) == whole
+
+
+def test_the_request_stays_within_its_token_budget() -> None:
+    messages = [user("x" * 4000) for _ in range(20)]
+    text = request_text(messages, "PROMPT", "old summary", max_tokens=5000)
+    assert len(text) <= 5000 * 4 + 200
+    assert text.endswith("PROMPT") and "<previous-summary>\nold summary" in text
