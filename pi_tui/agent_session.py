@@ -328,7 +328,10 @@ class AgentSession:
             self.model.provider,
             self.model.model_id,
         )
-        if same_model and is_context_overflow(last, self._context_window()):
+        # A reply that succeeded although its input overflowed is not retried; the threshold
+        # check below compacts after it.
+        failed = last.get("stopReason") == "error"
+        if failed and same_model and is_context_overflow(last, self._context_window()):
             if self._overflow_retried:
                 self._dispatch(CompactionEnd("overflow", error_message=OVERFLOW_RECOVERY_FAILED))
                 return []

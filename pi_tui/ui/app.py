@@ -265,6 +265,10 @@ class PiTuiApp(App[None]):
             for event in coalesce_updates(batch):
                 await _maybe_await(self.chat.handle_event(event))
                 await _maybe_await(self.trace.handle_event(event))
+                if isinstance(event, CompactionEnd) and event.entry_id is not None:
+                    # Reloaded here, in event order, so a retried turn streams into the new
+                    # chat rather than into one about to be replaced.
+                    await self.show_path()
                 self._after_event(event)
             self._unrendered -= len(batch)
 
@@ -309,7 +313,6 @@ class PiTuiApp(App[None]):
     def _compaction_ended(self, event: CompactionEnd) -> None:
         self.set_activity("working" if event.will_retry else "")
         if event.entry_id is not None:
-            self.call_later(self.show_path)
             self.notify(
                 f"Context compacted: {event.tokens_before or 0:,} tokens summarized; the "
                 "originals stay in the session tree."

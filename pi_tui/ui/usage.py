@@ -1,7 +1,7 @@
 """Token and cost totals along the active path, for the status bar.
 
-Totals are kept per entry (an entry's totals are its parent's plus its own), so after a new
-message only the new entries are visited, and moving the leaf to a visited entry costs nothing.
+Totals are remembered at recent leaves, so after a new message only the new entries are
+visited, and moving back to a recent leaf costs nothing.
 """
 
 from __future__ import annotations
@@ -44,7 +44,13 @@ class PathTotals:
 
 
 class UsageTotals:
-    """Remembers :class:`PathTotals` per entry id for one session."""
+    """Remembers :class:`PathTotals` at the leaves it was asked about, for one session.
+
+    A new leaf below a remembered one (the usual case: messages were appended) costs only the
+    entries in between; any other leaf costs one walk of its path.
+    """
+
+    REMEMBERED = 64
 
     def __init__(self) -> None:
         self._by_id: dict[str, PathTotals] = {}
@@ -61,5 +67,8 @@ class UsageTotals:
         totals = self._by_id.get(entry.id, PathTotals()) if entry is not None else PathTotals()
         for entry in reversed(unseen):
             totals = totals.plus(entry.type, entry.message)
-            self._by_id[entry.id] = totals
+        if unseen:
+            if len(self._by_id) >= self.REMEMBERED:
+                self._by_id.pop(next(iter(self._by_id)))
+            self._by_id[unseen[0].id] = totals
         return totals
