@@ -38,6 +38,7 @@ from pi_tui.session.ids import now_ms  # noqa: E402
 from pi_tui.tools.base import ToolContext  # noqa: E402
 from pi_tui.tools.registry import create_tools  # noqa: E402
 from pi_tui.ui.app import PiTuiApp  # noqa: E402
+from pi_tui.ui.chat import SummaryBlock  # noqa: E402
 
 SAMPLE_DIR = ROOT / ".pi" / "sessions"
 SHOTS_DIR = ROOT / "screenshots"
@@ -186,6 +187,31 @@ async def _picker(pilot: Pilot[None]) -> None:
     await pilot.pause()
 
 
+async def _branch_summary(pilot: Pilot[None]) -> None:
+    """Back to the line-23 answer, summarizing the hash branch left behind, summary open."""
+    app = pilot.app
+    assert isinstance(app, PiTuiApp)
+    answer = next(
+        entry
+        for entry in app.agent.manager.entries()
+        if entry.role == "assistant" and "23" in str(entry.raw["message"]["content"])
+    )
+    await pilot.press("ctrl+t")
+    app.navigator.move_cursor_to(answer.id)
+    await pilot.press("enter")
+    await pilot.pause()
+    await pilot.press("2")
+    while app.agent.is_compacting or app.agent.manager.leaf_id == answer.id:
+        await pilot.pause(0.05)
+    await pilot.pause(0.3)
+    summary = app.chat.blocks()[-1]
+    assert isinstance(summary, SummaryBlock)
+    summary.collapsed = False
+    await pilot.pause(0.2)
+    app.chat.scroll_end(animate=False)
+    await pilot.pause()
+
+
 async def _help(pilot: Pilot[None]) -> None:
     await pilot.press("f1")
     await pilot.pause()
@@ -197,6 +223,7 @@ SHOTS: dict[str, Step] = {
     "tool-call-expanded": _tool_expanded,
     "session-picker": _picker,
     "help": _help,
+    "branch-summary": _branch_summary,
 }
 
 

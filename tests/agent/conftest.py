@@ -15,6 +15,7 @@ from pi_tui.agent.provider import ModelSpec
 from pi_tui.agent_session import AgentSession
 from pi_tui.session import SessionManager
 from pi_tui.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult, UpdateCallback
+from tests.fakes import FakeOpenAIServer
 from tests.model_fixtures import fast_offline_model, litellm_ready  # noqa: F401
 
 
@@ -79,3 +80,11 @@ def session(tmp_path: Path, echo_tool: EchoTool) -> Iterator[AgentSession]:
     )
     yield agent
     agent.close()
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    """A loopback OpenAI-compatible server; a test fails if the server saw a bad request."""
+    with FakeOpenAIServer() as running:
+        yield running
+        assert running.errors == []

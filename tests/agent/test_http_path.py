@@ -18,13 +18,6 @@ from tests.fakes import FakeOpenAIServer, Reply, ToolCallSpec, Usage
 
 
 @pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
-        assert running.errors == []
-
-
-@pytest.fixture
 def agent(tmp_path: Path, server: FakeOpenAIServer, echo_tool: EchoTool) -> Iterator[AgentSession]:
     manager = SessionManager.create(tmp_path, tmp_path / "sessions")
     session = AgentSession(

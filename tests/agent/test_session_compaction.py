@@ -51,6 +51,15 @@ def compacting(tmp_path: Path, echo_tool: EchoTool) -> Iterator[AgentSession]:
     agent.close()
 
 
+@pytest.fixture
+def tight(tmp_path: Path, echo_tool: EchoTool) -> Iterator[AgentSession]:
+    """A reserve just below the offline model's window: every reply crosses the threshold."""
+    settings = CompactionSettings(reserve_tokens=OFFLINE_WINDOW - 10, keep_recent_tokens=1)
+    agent = offline_session(tmp_path, echo_tool, settings)
+    yield agent
+    agent.close()
+
+
 async def three_turns(agent: AgentSession) -> None:
     script(reply("answer one"), reply("answer two"), reply("answer three"))
     for question in ("question one", "question two", "question three"):
@@ -121,18 +130,14 @@ async def test_a_compaction_right_after_a_compaction_is_refused(
 
 
 async def test_over_the_threshold_a_run_is_followed_by_a_compaction(
-    tmp_path: Path, echo_tool: EchoTool
+    tight: AgentSession,
 ) -> None:
-    # A reserve just below the offline model's window: every reply crosses the threshold.
-    tight = CompactionSettings(reserve_tokens=OFFLINE_WINDOW - 10, keep_recent_tokens=1)
-    agent = offline_session(tmp_path, echo_tool, tight)
-    events = collect(agent)
+    events = collect(tight)
     script(reply("answer one"))
-    await agent.prompt("question one")
+    await tight.prompt("question one")
     starts = [e for e in events if isinstance(e, CompactionStart)]
     assert [e.reason for e in starts] == ["threshold"]
-    assert agent.manager.path()[-1].type == "compaction"
-    agent.close()
+    assert tight.manager.path()[-1].type == "compaction"
 
 
 async def test_under_the_threshold_nothing_is_compacted(
@@ -147,10 +152,9 @@ async def test_under_the_threshold_nothing_is_compacted(
 
 
 async def test_usage_from_before_the_latest_compaction_never_triggers_another(
-    tmp_path: Path, echo_tool: EchoTool
+    tight: AgentSession,
 ) -> None:
-    tight = CompactionSettings(reserve_tokens=OFFLINE_WINDOW - 10, keep_recent_tokens=1)
-    agent = offline_session(tmp_path, echo_tool, tight)
+    agent = tight
     script(reply("answer one"), reply("answer two"), reply("answer three"))
     await agent.prompt("question one")
     await agent.prompt("question two")
@@ -160,7 +164,6 @@ async def test_usage_from_before_the_latest_compaction_never_triggers_another(
     await agent.prompt("question three")
     first_message = next(i for i, e in enumerate(events) if isinstance(e, MessageStart))
     assert not [e for e in events[:first_message] if isinstance(e, CompactionStart)]
-    agent.close()
 
 
 async def test_input_sent_during_a_compaction_reaches_the_model_afterwards(
@@ -208,13 +211,6 @@ async def test_aborting_a_compaction_leaves_the_session_unchanged(
 
 
 # --- overflow, through the real HTTP path -----------------------------------------------------
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
-        assert running.errors == []
 
 
 @pytest.fixture
