@@ -137,7 +137,7 @@ class PiTuiApp(App[None]):
             yield ChatView(id="chat", max_messages=CHAT_MESSAGES)
             with Vertical(id="side"):
                 yield ToolTrace(id="trace")
-                yield SessionNavigator(self.agent.manager, id="navigator")
+                yield SessionNavigator(self.agent.manager, id="navigator", defer_build=True)
         yield Prompt(COMMANDS, id="prompt")
         yield StatusBar(id="status")
         yield Footer()
@@ -169,8 +169,8 @@ class PiTuiApp(App[None]):
         self.navigator.border_title = "Session tree"
         self._attach(self.agent)
         self._consume_events()
-        # The tree (built with the navigator) and the prompt paint first; the chat's history
-        # fills in right after.
+        # The frame, the prompt and the status bar paint first; the tree and the chat's
+        # history fill in right after.
         self.update_status()
         self.prompt.focus_input()
         self.call_after_refresh(self.show_path)
@@ -213,10 +213,10 @@ class PiTuiApp(App[None]):
 
     async def show_path(self) -> None:
         """Show the active path in chat and trace, the tree, and the status bar."""
+        self.navigator.refresh_tree()
         messages = display_messages(self.agent.manager.path())
         await _maybe_await(self.chat.load(messages))
         await _maybe_await(self.trace.load(messages))
-        self.navigator.refresh_tree()
         self.update_status()
 
     def update_status(self) -> None:

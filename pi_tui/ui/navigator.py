@@ -22,6 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from pi_tui.session.manager import SessionManager
+from pi_tui.session.tree import SessionIndex
 
 from .tree_model import FilterMode, TreeModel, TreeRow
 
@@ -190,10 +191,17 @@ class SessionNavigator(ScrollView, can_focus=True, inherit_bindings=False):
         id: str | None = None,
         classes: str | None = None,
         disabled: bool = False,
+        defer_build: bool = False,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
         self._manager = manager
-        self._model = TreeModel.from_manager(manager, filter_mode=filter_mode)
+        # Deferred: the rows are built by the first refresh_tree, so a big tree does not hold
+        # back the app's first frame.
+        self._model = (
+            TreeModel(SessionIndex(), None, filter_mode=filter_mode)
+            if defer_build
+            else TreeModel.from_manager(manager, filter_mode=filter_mode)
+        )
         self._cursor: int | None = None
         self._cursor_id: str | None = None
         """The entry the cursor is on, remembered while no row is visible."""
@@ -249,7 +257,7 @@ class SessionNavigator(ScrollView, can_focus=True, inherit_bindings=False):
         """
         model = self._model
         was_on_leaf = self._cursor_id in (model.leaf_id, model.nearest_visible(model.leaf_id))
-        model.refresh(self._manager.leaf_id)
+        model.refresh(self._manager.leaf_id, self._manager.index)
         self._place_cursor(self._cursor_id if keep_cursor and not was_on_leaf else None)
 
     def set_manager(self, manager: SessionManager) -> None:

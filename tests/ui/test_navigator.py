@@ -18,13 +18,14 @@ SIZE = (80, 24)
 class Host(App[None]):
     """Mounts one navigator full screen and records the messages it posts."""
 
-    def __init__(self, manager: SessionManager) -> None:
+    def __init__(self, manager: SessionManager, defer_build: bool = False) -> None:
         super().__init__()
         self.manager = manager
+        self.defer_build = defer_build
         self.received: list[Message] = []
 
     def compose(self) -> ComposeResult:
-        yield SessionNavigator(self.manager, id="nav")
+        yield SessionNavigator(self.manager, id="nav", defer_build=self.defer_build)
 
     def on_mount(self) -> None:
         self.query_one(SessionNavigator).focus()
@@ -208,6 +209,19 @@ async def test_search_mode_typing_backspace_enter_and_escape() -> None:
         assert app.received == []
         await pilot.press("escape")
         assert [type(m) for m in app.received] == [SessionNavigator.Dismissed]
+
+
+async def test_a_deferred_tree_is_built_by_the_first_refresh() -> None:
+    scenario = debugging()
+    app = Host(scenario.manager, defer_build=True)
+    async with app.run_test(size=SIZE) as pilot:
+        nav = app.nav
+        assert len(nav.model) == 0
+        assert nav.cursor_entry_id is None
+        nav.refresh_tree()
+        await pilot.pause()
+        assert len(nav.model) == 6
+        assert nav.cursor_entry_id == scenario.manager.leaf_id
 
 
 async def test_typing_a_non_command_letter_starts_the_search() -> None:
