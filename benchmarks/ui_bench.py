@@ -8,8 +8,8 @@ Run from the repository root:  python benchmarks/ui_bench.py [--sizes 1000,10000
 - open navigator: ``ctrl+t`` until the app is idle again (cursor placed on the leaf), in
   ``App.run_test`` at 140×40;
 - key latency: median time from ``tmux send-keys Down`` in the navigator until
-  ``capture-pane`` shows a changed screen (30 presses × 3 runs), beside what one
-  ``capture-pane`` costs, which bounds the resolution;
+  ``capture-pane`` shows a changed screen (30 presses × 3 runs, starting ``--settle`` seconds
+  after the first frame), beside what one ``capture-pane`` costs, which bounds the resolution;
 - streaming: words per second the chat renders when the offline model streams a 3,000-word
   answer with no delay (model, loop, storage and Markdown rendering together).
 """
@@ -96,12 +96,15 @@ class Terminal:
         subprocess.run(["tmux", *self.socket, "kill-server"], check=False)
 
 
-def terminal_timings(session: Path, runs: int = 3, presses: int = 30) -> tuple[float, ...] | None:
+def terminal_timings(
+    session: Path, runs: int = 3, presses: int = 30, settle: float = 1.0
+) -> tuple[float, ...] | None:
     """Medians in a real terminal: (first frame, navigator key, screen capture), in seconds.
 
     First frame is from process start until the tree pane's title is on screen; the key
     latency is from ``send-keys Down`` in the navigator until the screen changed, polled with
-    ``capture-pane`` (whose own cost is the third number).
+    ``capture-pane`` (whose own cost is the third number), ``settle`` seconds after the first
+    frame (LiteLLM's import runs in a background thread for several seconds after it).
     """
     if shutil.which("tmux") is None:
         return None
@@ -119,7 +122,7 @@ def terminal_timings(session: Path, runs: int = 3, presses: int = 30) -> tuple[f
                 terminal.wait_for("Session tree")
                 continue
             firsts.append(terminal.wait_for("Session tree"))
-            time.sleep(1.0)  # the chat's history and LiteLLM's warm-up settle first
+            time.sleep(settle)
             terminal.key_until_repaint("C-t")
             time.sleep(0.3)
             keys.extend(terminal.key_until_repaint("Down") for _ in range(presses))
@@ -173,6 +176,13 @@ async def streaming_words_per_second(folder: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000", help="entry counts, comma-separated")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=1.0,
+        help="seconds between the first frame and the key presses (default 1: during the "
+        "LiteLLM warm-up; 12: after it)",
+    )
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     litellm_module()
@@ -182,7 +192,7 @@ def main() -> None:
         for size in sizes:
             session = work / f"session-{size}.jsonl"
             write_session(session, size)
-            terminal = terminal_timings(session)
+            terminal = terminal_timings(session, settle=args.settle)
             opened = asyncio.run(open_navigator_seconds(session))
             rows.append((size, terminal, opened))
         rate = asyncio.run(streaming_words_per_second(work))

