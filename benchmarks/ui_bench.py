@@ -5,6 +5,7 @@ Run from the repository root:  python benchmarks/ui_bench.py [--sizes 1000,10000
 - first frame: wall time from starting ``pi-tui --session FILE`` in a real terminal (tmux,
   140×40) until the tree pane's title is on screen, after one untimed start that writes the
   bytecode (skipped without tmux);
+- the same first frame for a one-widget Textual app, the floor on this machine right now;
 - open navigator: ``ctrl+t`` until the app is idle again (cursor placed on the leaf), in
   ``App.run_test`` at 140×40;
 - key latency: median time from ``tmux send-keys Down`` in the navigator until
@@ -94,6 +95,36 @@ class Terminal:
     def close(self) -> None:
         """Stop the server and the app in it."""
         subprocess.run(["tmux", *self.socket, "kill-server"], check=False)
+
+
+BARE_APP = (
+    "from textual.app import App\n"
+    "from textual.widgets import Static\n"
+    "class Bare(App):\n"
+    "    def compose(self):\n"
+    "        yield Static('Session tree')\n"
+    "Bare().run()\n"
+)
+
+
+def bare_textual_first_frame(folder: Path, runs: int = 3) -> float | None:
+    """Median first frame of a one-widget Textual app in the same terminal: the floor that
+    Python and Textual set on this machine at this moment (the machine's speed drifts)."""
+    if shutil.which("tmux") is None:
+        return None
+    script = folder / "bare_app.py"
+    script.write_text(BARE_APP)
+    python = f"env -u PYTHONDONTWRITEBYTECODE {sys.executable}"
+    firsts = []
+    for run in range(-1, runs):
+        terminal = Terminal(f"uibare{os.getpid()}{run}", f"{python} {script}", folder)
+        try:
+            seconds = terminal.wait_for("Session tree")
+            if run >= 0:
+                firsts.append(seconds)
+        finally:
+            terminal.close()
+    return statistics.median(firsts)
 
 
 def terminal_timings(
@@ -196,6 +227,7 @@ def main() -> None:
             opened = asyncio.run(open_navigator_seconds(session))
             rows.append((size, terminal, opened))
         rate = asyncio.run(streaming_words_per_second(work))
+        bare = bare_textual_first_frame(work)
     print(
         "| entries | first frame (process start, tmux) | open navigator (Pilot) "
         "| navigator key → repaint (tmux) | one capture-pane |"
@@ -210,6 +242,8 @@ def main() -> None:
         print(f"| {size:,} | {first} | {opened * 1000:.0f} ms | {key} | {capture} |")
     print()
     print(f"streaming: {rate:,.0f} words/s rendered in the chat (3,000-word answer, no delay)")
+    if bare is not None:
+        print(f"first frame of a one-widget Textual app in the same terminal: {bare:.2f} s")
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     )
