@@ -1,4 +1,5 @@
-"""Which files of a tree grep and find look at: ``.gitignore`` rules, and never ``.git``.
+"""Which files of a tree grep and find look at: ``.gitignore`` rules, never ``.git`` and not
+the session logs in ``.pi/sessions``.
 
 A small gitignore matcher: comments, blank lines, ``!`` negation, ``/`` anchoring, trailing
 ``/`` for directories only, ``*``, ``?``, ``**`` and character classes. Rules of deeper
@@ -15,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ALWAYS_SKIPPED = frozenset({".git"})
+SKIPPED_FOLDERS = frozenset({(".pi", "sessions")})
+"""(parent, name) of folders skipped when met on the way: the session logs hold every tool
+result, so searching them finds each earlier search again. Searching inside them still works."""
 
 
 def glob_to_regex(pattern: str) -> str:
@@ -150,6 +154,8 @@ class Entry:
 def is_ignored(path: Path, is_dir: bool, ignores: list[IgnoreFile]) -> bool:
     """Whether the innermost deciding ``.gitignore`` in ``ignores`` ignores ``path``."""
     if path.name in ALWAYS_SKIPPED:
+        return True
+    if is_dir and (path.parent.name, path.name) in SKIPPED_FOLDERS:
         return True
     posix = path.as_posix()
     for ignore in reversed(ignores):

@@ -109,3 +109,15 @@ def test_ancestor_gitignore_applies_inside_the_work_tree(tmp_path: Path) -> None
     make(tmp_path, ".git/HEAD", "src/a.py", "src/a.pyc")
     (tmp_path / ".gitignore").write_text("*.pyc\n")
     assert visible(tmp_path / "src") == ["a.py"]
+
+
+def test_session_logs_are_skipped_unless_searched_directly(tmp_path: Path) -> None:
+    make(tmp_path, ".pi/settings.json", ".pi/sessions/one.jsonl", "src/sessions/keep.py")
+    assert visible(tmp_path) == [
+        ".pi/",
+        ".pi/settings.json",
+        "src/",
+        "src/sessions/",
+        "src/sessions/keep.py",
+    ]
+    assert visible(tmp_path / ".pi" / "sessions") == ["one.jsonl"]
