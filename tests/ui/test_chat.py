@@ -340,3 +340,31 @@ async def test_live_messages_are_trimmed_to_the_bound() -> None:
         last = chat.blocks()[-1]
         assert isinstance(last, AssistantBlock)
         assert last.markdown.source == "reply 29"
+
+
+def test_rendered_once_replays_the_same_lines_per_width() -> None:
+    from rich.console import Console
+    from rich.markdown import Markdown as RichMarkdown
+
+    from pi_tui.ui.chat import RenderedOnce
+
+    class Counting(RichMarkdown):
+        draws = 0
+
+        def __rich_console__(self, console: Any, options: Any) -> Any:
+            Counting.draws += 1
+            yield from super().__rich_console__(console, options)
+
+    source = "# Title\n\nSome *text* and code:\n\n```python\nprint('hi')\n```\n"
+    console = Console(width=60, record=True, color_system=None)
+    wrapped = RenderedOnce(Counting(source))
+    first = console.render_lines(wrapped, console.options.update_width(40))
+    again = console.render_lines(wrapped, console.options.update_width(40))
+    assert Counting.draws == 1
+    assert (
+        first
+        == again
+        == console.render_lines(RichMarkdown(source), console.options.update_width(40))
+    )
+    console.render_lines(wrapped, console.options.update_width(30))
+    assert Counting.draws == 2
