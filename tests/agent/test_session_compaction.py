@@ -349,3 +349,23 @@ async def test_moving_down_the_same_branch_needs_no_summary(compacting: AgentSes
     assert navigation.summary_entry_id is None
     assert compacting.manager.leaf_id == leaf
     assert len(compacting.manager.entries()) == before
+
+
+async def test_compact_aborts_a_running_turn_first(
+    compacting: AgentSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await three_turns(compacting)
+    monkeypatch.setenv("PI_TUI_OFFLINE_DELAY_MS", "30")
+    script(reply("slowly " * 200))
+    running = asyncio.create_task(compacting.prompt("question four"))
+    while not compacting.is_running:
+        await asyncio.sleep(0.005)
+    monkeypatch.setenv("PI_TUI_OFFLINE_DELAY_MS", "0")
+    result = await compacting.compact()
+    produced = await running
+    assert produced[-1]["stopReason"] == "aborted"
+    path = compacting.manager.path()
+    assert path[-1].type == "compaction"
+    assert path[-1].raw["summary"] == result.summary
+    aborted = [e for e in path if e.message and e.message.get("stopReason") == "aborted"]
+    assert len(aborted) == 1
