@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,6 +65,16 @@ async def three_turns(agent: AgentSession) -> None:
     script(reply("answer one"), reply("answer two"), reply("answer three"))
     for question in ("question one", "question two", "question three"):
         await agent.prompt(question)
+
+
+async def abort_while_summarizing(agent: AgentSession, work: Coroutine[Any, Any, Any]) -> None:
+    """Start ``work``, abort once a summary is being written, and expect the abort."""
+    task = asyncio.create_task(work)
+    while not agent.is_compacting:
+        await asyncio.sleep(0.005)
+    agent.abort()
+    with pytest.raises(SummarizationAborted):
+        await task
 
 
 def user_texts(messages: list[dict[str, object]]) -> list[str]:
@@ -199,12 +210,7 @@ async def test_aborting_a_compaction_leaves_the_session_unchanged(
     monkeypatch.setenv("PI_TUI_OFFLINE_DELAY_MS", "50")
     before = [e.id for e in compacting.manager.entries()]
     events = collect(compacting)
-    task = asyncio.create_task(compacting.compact())
-    while not compacting.is_compacting:
-        await asyncio.sleep(0.005)
-    compacting.abort()
-    with pytest.raises(SummarizationAborted):
-        await task
+    await abort_while_summarizing(compacting, compacting.compact())
     assert [e.id for e in compacting.manager.entries()] == before
     assert not compacting.is_compacting
     assert isinstance(events[-1], CompactionEnd) and events[-1].aborted
@@ -330,12 +336,7 @@ async def test_a_cancelled_branch_summary_changes_nothing(
     monkeypatch.setenv("PI_TUI_OFFLINE_DELAY_MS", "50")
     before = [e.id for e in compacting.manager.entries()]
     leaf = compacting.manager.leaf_id
-    task = asyncio.create_task(compacting.navigate_with_summary(second))
-    while not compacting.is_compacting:
-        await asyncio.sleep(0.005)
-    compacting.abort()
-    with pytest.raises(SummarizationAborted):
-        await task
+    await abort_while_summarizing(compacting, compacting.navigate_with_summary(second))
     assert [e.id for e in compacting.manager.entries()] == before
     assert compacting.manager.leaf_id == leaf
 
