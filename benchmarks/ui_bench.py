@@ -172,9 +172,13 @@ def app_for(session: Path) -> PiTuiApp:
 
 
 async def open_navigator_seconds(session: Path) -> float:
-    """Seconds from ``ctrl+t`` until the app is idle with the cursor on the leaf (Pilot)."""
+    """Seconds from ``ctrl+t`` until the app is idle with the cursor on the leaf (Pilot),
+    once the history has loaded (before, ctrl+t waited for the chat and the trace to fill)."""
     app = app_for(session)
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await app.wait_until_idle()
+        await asyncio.sleep(1.0)
         await pilot.pause()
         began = time.perf_counter()
         await pilot.press("ctrl+t")
