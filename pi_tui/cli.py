@@ -197,6 +197,7 @@ def _report_warnings(manager: SessionManager) -> None:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
+    """``pi-tui sessions``: the sessions of this folder, newest first."""
     cwd = Path.cwd()
     directory = default_session_dir(cwd, args.session_dir)
     infos = list_sessions(directory, None if args.all else cwd)
@@ -218,6 +219,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
+    """``pi-tui tree SESSION``: the session's tree, active path marked."""
     manager = _open_read_only(args.session, default_session_dir(Path.cwd(), args.session_dir))
     _report_warnings(manager)
     roots = manager.get_tree()
@@ -248,6 +250,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
+    """``pi-tui context SESSION``: what the next model call would see."""
     manager = _open_read_only(args.session, default_session_dir(Path.cwd(), args.session_dir))
     _report_warnings(manager)
     if args.leaf is not None:
@@ -278,6 +281,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
+    """``pi-tui compact SESSION``: summarize older turns into a compaction entry."""
     from .agent.compaction import CompactionRefused
     from .agent.summarize import SummarizationAborted, SummarizationError
     from .settings import load_settings
