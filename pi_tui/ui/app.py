@@ -182,7 +182,12 @@ class PiTuiApp(App[None]):
     def on_ready(self) -> None:
         # The first frame is on screen: now pay for LiteLLM's import, off the event loop.
         if not litellm_loaded():
-            self.run_worker(litellm_module, thread=True, group="warm-up", exit_on_error=False)
+            self._warm_up()
+
+    @work(group="warm-up", exit_on_error=False)
+    async def _warm_up(self) -> None:
+        await asyncio.to_thread(litellm_module)
+        self.update_status()  # the context window is known now: show the context use
 
     def _attach(self, agent: AgentSession) -> None:
         if self._unsubscribe is not None:
