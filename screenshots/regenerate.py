@@ -252,10 +252,13 @@ def to_png(svg: Path, png: Path) -> None:
 
     Textual's SVG asks for the Fira Code web font; a monospace font that is installed is
     used instead, with a CJK font behind it for the Chinese text (Pango falls back per glyph).
+    Spaces are preserved, or a key hint like "/ Search" is drawn as "/Search".
     """
     if shutil.which("rsvg-convert") is None:
         raise SystemExit("rsvg-convert is missing: apt-get install librsvg2-bin")
     text = re.sub(r"font-family:[^;\"]*", f"font-family: {FONTS}", svg.read_text())
+    # librsvg drops a text run's leading spaces unless told to keep them.
+    text = text.replace("<svg ", '<svg xml:space="preserve" ', 1)
     fixed = svg.with_suffix(".fonts.svg")
     fixed.write_text(text)
     subprocess.run(["rsvg-convert", "-w", "1800", str(fixed), "-o", str(png)], check=True)

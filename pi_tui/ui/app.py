@@ -20,7 +20,6 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from ..agent.compaction import CompactionRefused
 from ..agent.events import (
@@ -48,6 +47,7 @@ from ..session.records import Entry
 from ..settings import NavigateChoice
 from .chat import ChatView
 from .commands import COMMANDS, parse_command
+from .key_hints import KeyHints
 from .navigator import SessionNavigator
 from .prompt import Prompt
 from .screens.branch_summary import CUSTOM, SUMMARIZE, BranchSummaryScreen
@@ -140,7 +140,7 @@ class PiTuiApp(App[None]):
                 yield SessionNavigator(self.agent.manager, id="navigator", defer_build=True)
         yield Prompt(COMMANDS, id="prompt")
         yield StatusBar(id="status")
-        yield Footer()
+        yield KeyHints()
 
     @property
     def chat(self) -> ChatView:
