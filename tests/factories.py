@@ -50,6 +50,11 @@ def assistant(
     }
 
 
+def tool_call(name: str, call_id: str = "c1", **arguments: Any) -> dict[str, Any]:
+    """A toolCall content block of an assistant message."""
+    return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
+
+
 def tool_result(call_id: str, name: str, text: str, *, is_error: bool = False) -> dict[str, Any]:
     """A toolResult message record."""
     return {

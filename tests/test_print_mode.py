@@ -168,13 +168,13 @@ def test_sigint_aborts_and_leaves_a_loadable_file(tmp_path: Path) -> None:
 
 
 def test_compact_and_a_summarized_branch_from_the_shell(tmp_path: Path) -> None:
-    from tests.factories import assistant, tool_result, user
+    from tests.factories import assistant, tool_call, tool_result, user
 
     root = project(tmp_path)
     manager = SessionManager.create(root, root / ".pi" / "sessions")
     manager.append_model_change("offline", "pi-tui")
     manager.append_message(user("why does the salt check fail?"))
-    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "src/auth.ts"}}
+    call = tool_call("read", path="src/auth.ts")
     manager.append_message(assistant("reading", tool_calls=[call], stop_reason="toolUse"))
     manager.append_message(tool_result("c1", "read", "return hash(salt) === stored;"))
     first_answer = manager.append_message(assistant("the salt is not encoded"))

@@ -33,14 +33,10 @@ from tests.factories import (
     assistant,
     requires_pi_fixtures,
     texts,
+    tool_call,
     tool_result,
     user,
 )
-
-
-def call(name: str, call_id: str = "c1", **arguments: Any) -> dict[str, Any]:
-    """A toolCall content block."""
-    return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
 
 
 def with_usage(message: dict[str, Any], total: int) -> dict[str, Any]:
@@ -78,7 +74,7 @@ def test_user_text_is_chars_over_four_rounded_up_and_images_do_not_count() -> No
 
 
 def test_assistant_counts_text_thinking_tool_names_and_compact_json_arguments() -> None:
-    message = assistant("abcd", tool_calls=[call("read", path="a.py")])
+    message = assistant("abcd", tool_calls=[tool_call("read", path="a.py")])
     message["content"].insert(0, {"type": "thinking", "thinking": "think"})
     # 4 text + 5 thinking + 4 "read" + len('{"path":"a.py"}') = 15
     assert estimate_tokens(message) == -(-(4 + 5 + 4 + 15) // 4)
@@ -145,17 +141,17 @@ def test_only_read_write_and_edit_calls_with_a_string_path_count() -> None:
         assistant(
             "",
             tool_calls=[
-                call("read", "1", path="src/a.py"),
-                call("write", "2", path="src/new.py", content="x"),
-                call("edit", "3", path="src/a.py", oldText="a", newText="b"),
-                call("read", "4", path="docs/readme.md"),
-                call("bash", "5", path="ignored.sh", command="ls"),
-                call("read", "6", path=7),
-                call("read", "7"),
+                tool_call("read", "1", path="src/a.py"),
+                tool_call("write", "2", path="src/new.py", content="x"),
+                tool_call("edit", "3", path="src/a.py", oldText="a", newText="b"),
+                tool_call("read", "4", path="docs/readme.md"),
+                tool_call("bash", "5", path="ignored.sh", command="ls"),
+                tool_call("read", "6", path=7),
+                tool_call("read", "7"),
             ],
         )
     )
-    ops.add_message({"role": "user", "content": [call("read", path="not-a-call.py")]})
+    ops.add_message({"role": "user", "content": [tool_call("read", path="not-a-call.py")]})
     assert ops.read_files() == ["docs/readme.md"]
     assert ops.modified_files() == ["src/a.py", "src/new.py"]
     assert ops.details() == {
@@ -199,7 +195,7 @@ def test_earlier_summary_details_carry_over_unless_an_extension_made_them() -> N
 def test_cut_never_lands_on_a_tool_result_and_splits_the_turn_at_its_user_message() -> None:
     manager = new_manager()
     manager.append_message(user("first " * 20))
-    manager.append_message(assistant("", tool_calls=[call("read", path="big.txt")]))
+    manager.append_message(assistant("", tool_calls=[tool_call("read", path="big.txt")]))
     manager.append_message(tool_result("c1", "read", "x" * 4000))
     manager.append_message(assistant("done"))
     path = manager.path()
@@ -275,7 +271,7 @@ def test_split_turn_reports_the_user_message_that_started_it() -> None:
     manager.append_message(user("earlier question"))
     manager.append_message(assistant("earlier answer"))
     manager.append_message(user("do the big task"))
-    manager.append_message(assistant("step", tool_calls=[call("read", path="a.py")]))
+    manager.append_message(assistant("step", tool_calls=[tool_call("read", path="a.py")]))
     manager.append_message(tool_result("c1", "read", "content"))
     manager.append_message(assistant("x" * 400))
     manager.append_message(assistant("y" * 40))
@@ -342,11 +338,11 @@ def test_preparation_summarizes_whole_turns_and_keeps_the_newest() -> None:
     manager = new_manager()
     manager.append_model_change("p1", "m1")
     manager.append_message(user("read it"))
-    manager.append_message(assistant("", tool_calls=[call("read", path="old.py")]))
+    manager.append_message(assistant("", tool_calls=[tool_call("read", path="old.py")]))
     manager.append_message(tool_result("c1", "read", "old"))
     manager.append_message(with_usage(assistant("read"), 900))
     ids = conversation(manager, 2)
-    edit = assistant("", tool_calls=[call("edit", "c9", path="kept.py")])
+    edit = assistant("", tool_calls=[tool_call("edit", "c9", path="kept.py")])
     manager.append_message(with_usage(edit, 1234))
     manager.append_message(tool_result("c9", "edit", "edited"))
     path = manager.path()
@@ -375,7 +371,9 @@ def test_preparation_of_a_split_turn_separates_history_and_turn_prefix() -> None
     manager.append_message(user("earlier"))
     manager.append_message(assistant("earlier answer"))
     turn = manager.append_message(user("big task"))
-    manager.append_message(assistant("", tool_calls=[call("write", path="out.py", content="")]))
+    manager.append_message(
+        assistant("", tool_calls=[tool_call("write", path="out.py", content="")])
+    )
     manager.append_message(tool_result("c1", "write", "ok"))
     kept = manager.append_message(assistant("z" * 800))
     preparation = prepare_compaction(manager.path(), CompactionSettings(keep_recent_tokens=100))
@@ -394,7 +392,7 @@ def test_preparation_of_a_split_turn_separates_history_and_turn_prefix() -> None
 def test_a_repeated_compaction_also_summarizes_what_the_previous_one_kept() -> None:
     manager = new_manager()
     ids = conversation(manager, 2)
-    manager.append_message(assistant("", tool_calls=[call("read", path="seen.py")]))
+    manager.append_message(assistant("", tool_calls=[tool_call("read", path="seen.py")]))
     manager.append_compaction(
         "first summary", ids[2], 777, {"readFiles": ["a.py"], "modifiedFiles": ["b.py"]}
     )
@@ -527,7 +525,7 @@ def test_separate_roots_share_no_ancestor_and_an_unknown_target_is_an_error() ->
 def test_branch_preparation_converts_entries_and_skips_results_and_settings() -> None:
     manager = new_manager()
     start = manager.append_message(user("start"))
-    manager.append_message(assistant("", tool_calls=[call("edit", path="e.py")]))
+    manager.append_message(assistant("", tool_calls=[tool_call("edit", path="e.py")]))
     manager.append_message(tool_result("c1", "edit", "edited"))
     manager.append_thinking_level_change("high")
     manager.append_custom("state", {})
@@ -551,7 +549,7 @@ def test_branch_preparation_converts_entries_and_skips_results_and_settings() ->
 def test_branch_budget_keeps_the_newest_messages_but_all_nested_file_lists() -> None:
     manager = new_manager()
     manager.append_branch_summary("old", {"readFiles": ["deep.py"], "modifiedFiles": []})
-    manager.append_message(assistant("", tool_calls=[call("write", path="early.py")]))
+    manager.append_message(assistant("", tool_calls=[tool_call("write", path="early.py")]))
     manager.append_message(user("a" * 400))
     manager.append_message(user("b" * 400))
     manager.append_message(user("c" * 400))

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pi_tui.agent.convert import (
     BRANCH_PREAMBLE,
     COMPACTION_PREAMBLE,
     MISSING_RESULT_TEXT,
     to_provider_messages,
 )
-from tests.factories import assistant, tool_result, user
-
-
-def call(call_id: str, name: str = "read", **arguments: Any) -> dict[str, Any]:
-    return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
+from tests.factories import assistant, tool_call, tool_result, user
 
 
 def test_plain_turns_with_a_system_prompt() -> None:
@@ -32,7 +26,7 @@ def test_tool_calls_and_results_use_openai_shapes() -> None:
     converted = to_provider_messages(
         [
             user("read it"),
-            assistant("", tool_calls=[call("c1", path="a.py")], stop_reason="toolUse"),
+            assistant("", tool_calls=[tool_call("read", "c1", path="a.py")], stop_reason="toolUse"),
             tool_result("c1", "read", "print(1)"),
         ]
     )
@@ -54,7 +48,7 @@ def test_errored_and_aborted_turns_are_dropped_with_their_results() -> None:
     converted = to_provider_messages(
         [
             user("q"),
-            assistant("partial", stop_reason="aborted", tool_calls=[call("c1")]),
+            assistant("partial", stop_reason="aborted", tool_calls=[tool_call("read", "c1")]),
             tool_result("c1", "read", "orphan result"),
             assistant("", stop_reason="error"),
             assistant("real answer"),
@@ -68,7 +62,11 @@ def test_missing_tool_results_are_synthesized_before_the_next_message() -> None:
     converted = to_provider_messages(
         [
             user("q"),
-            assistant("", tool_calls=[call("c1"), call("c2")], stop_reason="toolUse"),
+            assistant(
+                "",
+                tool_calls=[tool_call("read", "c1"), tool_call("read", "c2")],
+                stop_reason="toolUse",
+            ),
             tool_result("c2", "read", "two"),
             user("next"),
         ]
