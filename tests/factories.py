@@ -55,9 +55,16 @@ def tool_call(name: str, call_id: str = "c1", **arguments: Any) -> dict[str, Any
     return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
 
 
-def tool_result(call_id: str, name: str, text: str, *, is_error: bool = False) -> dict[str, Any]:
-    """A toolResult message record."""
-    return {
+def tool_result(
+    call_id: str,
+    name: str,
+    text: str,
+    *,
+    is_error: bool = False,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A toolResult message record (with ``details`` when given)."""
+    message: dict[str, Any] = {
         "role": "toolResult",
         "toolCallId": call_id,
         "toolName": name,
@@ -65,6 +72,9 @@ def tool_result(call_id: str, name: str, text: str, *, is_error: bool = False) -
         "isError": is_error,
         "timestamp": 3,
     }
+    if details is not None:
+        message["details"] = details
+    return message
 
 
 def texts(messages: list[dict[str, Any]]) -> list[str]:

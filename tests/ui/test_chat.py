@@ -31,6 +31,7 @@ from pi_tui.ui.chat import (
     ThinkingSection,
     UserBlock,
 )
+from tests.factories import tool_call, tool_result
 
 Message = dict[str, Any]
 
@@ -67,21 +68,6 @@ def assistant(
     return message
 
 
-def call(call_id: str, name: str, **arguments: Any) -> Message:
-    return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
-
-
-def result(call_id: str, name: str, text: str, *, is_error: bool = False) -> Message:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": name,
-        "content": [{"type": "text", "text": text}],
-        "isError": is_error,
-        "timestamp": 3,
-    }
-
-
 class ChatApp(App[None]):
     """A host for one ChatView."""
 
@@ -99,11 +85,11 @@ PATH: list[Message] = [
     assistant(
         "Reading it.",
         thinking="The user wants a.py.",
-        calls=[call("c1", "read", path="a.py"), call("c2", "bash", command="false")],
+        calls=[tool_call("read", "c1", path="a.py"), tool_call("bash", "c2", command="false")],
         stop_reason="toolUse",
     ),
-    result("c1", "read", "print('hi')\n"),
-    result("c2", "bash", "exit 1", is_error=True),
+    tool_result("c1", "read", "print('hi')\n"),
+    tool_result("c2", "bash", "exit 1", is_error=True),
     assistant("It prints **hi**."),
     {"role": "branchSummary", "summary": "Tried another approach.", "fromId": "abc"},
     {"role": "bashExecution", "command": "ls", "output": "a.py\nb.py\n", "exitCode": 0},
@@ -196,7 +182,7 @@ async def test_streaming_a_run() -> None:
         prompt = user("explain a.py")
         pieces = ["# Title\n\n", "Some **bold", "** text.\n\n", "```python\n", "x = 1\n", "```\n"]
         streamed = "".join(pieces)
-        reply = assistant(streamed, calls=[call("c9", "read", path="a.py")])
+        reply = assistant(streamed, calls=[tool_call("read", "c9", path="a.py")])
         reply["stopReason"] = "toolUse"
         partial = assistant("")
 
@@ -222,7 +208,7 @@ async def test_streaming_a_run() -> None:
 
         await chat.handle_event(ToolExecutionStart("c9", "read", {"path": "a.py"}))
         assert block.calls.plain == "▸ [read: a.py] …"
-        read_result = result("c9", "read", "x = 1\n")
+        read_result = tool_result("c9", "read", "x = 1\n")
         await chat.handle_event(ToolExecutionEnd("c9", "read", read_result, False, 12))
         assert block.calls.plain == "▸ [read: a.py] ✓"
         await chat.handle_event(MessageStart(read_result))

@@ -21,14 +21,11 @@ from pi_tui.ui.tool_trace import (
     format_size,
     main_argument,
 )
+from tests.factories import tool_call, tool_result
 
 Message = dict[str, Any]
 
 DIFF = "--- a.py\n+++ a.py\n@@ -1,1 +1,1 @@\n-x = 1\n+x = 2\n"
-
-
-def call(call_id: str, name: str, **arguments: Any) -> Message:
-    return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
 
 
 def assistant(*calls: Message) -> Message:
@@ -43,38 +40,17 @@ def assistant(*calls: Message) -> Message:
     }
 
 
-def result(
-    call_id: str,
-    name: str,
-    text: str,
-    *,
-    is_error: bool = False,
-    details: dict[str, Any] | None = None,
-) -> Message:
-    message: Message = {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": name,
-        "content": [{"type": "text", "text": text}],
-        "isError": is_error,
-        "timestamp": 3,
-    }
-    if details is not None:
-        message["details"] = details
-    return message
-
-
 PATH: list[Message] = [
     {"role": "user", "content": [{"type": "text", "text": "go"}], "timestamp": 1},
     assistant(
-        call("c1", "read", path="pkg/app.py"),
-        call("c2", "bash", command="pytest -q"),
+        tool_call("read", "c1", path="pkg/app.py"),
+        tool_call("bash", "c2", command="pytest -q"),
     ),
-    result("c1", "read", "import os\n\nprint(os.getcwd())\n"),
-    result("c2", "bash", "command failed: exit 1", is_error=True),
-    assistant(call("c3", "edit", path="a.py", oldText="x = 1", newText="x = 2")),
-    result("c3", "edit", "Successfully replaced text in a.py.", details={"diff": DIFF}),
-    assistant(call("c4", "grep", pattern="TODO", path="src")),
+    tool_result("c1", "read", "import os\n\nprint(os.getcwd())\n"),
+    tool_result("c2", "bash", "command failed: exit 1", is_error=True),
+    assistant(tool_call("edit", "c3", path="a.py", oldText="x = 1", newText="x = 2")),
+    tool_result("c3", "edit", "Successfully replaced text in a.py.", details={"diff": DIFF}),
+    assistant(tool_call("grep", "c4", pattern="TODO", path="src")),
 ]
 
 
@@ -150,9 +126,9 @@ async def test_live_rows_go_from_running_to_done() -> None:
         assert record is not None
         assert record.output == "ok 1\nok 2\n"
 
-        bash_result = result("c7", "bash", "ok 1\nok 2\n")
+        bash_result = tool_result("c7", "bash", "ok 1\nok 2\n")
         trace.handle_event(ToolExecutionEnd("c7", "bash", bash_result, False, 1530))
-        failure = result("c8", "read", "ENOENT: missing.txt", is_error=True)
+        failure = tool_result("c8", "read", "ENOENT: missing.txt", is_error=True)
         trace.handle_event(ToolExecutionEnd("c8", "read", failure, True, 4))
         trace.handle_event(MessageEnd(bash_result))  # not a tool event: ignored
         await pilot.pause()
@@ -230,7 +206,7 @@ async def test_click_selects_and_live_detail_updates() -> None:
 
         trace.handle_event(ToolExecutionUpdate("c1", "bash", "tick\n"))
         assert str(result_static.content) == "tick\n"
-        done = result("c1", "bash", "tick\ndone\n")
+        done = tool_result("c1", "bash", "tick\ndone\n")
         trace.handle_event(ToolExecutionEnd("c1", "bash", done, False, 1000))
         assert trace.detail.result_text == "tick\ndone\n"
         assert "1.0s" in str(trace.detail.query_one("#detail-title", Static).content)
@@ -241,10 +217,10 @@ async def test_reused_call_ids_get_their_own_rows() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         trace = app.query_one(ToolTrace)
         path = [
-            assistant(call("call_0", "read", path="one.txt")),
-            result("call_0", "read", "first"),
-            assistant(call("call_0", "read", path="two.txt")),
-            result("call_0", "read", "second", is_error=True),
+            assistant(tool_call("read", "call_0", path="one.txt")),
+            tool_result("call_0", "read", "first"),
+            assistant(tool_call("read", "call_0", path="two.txt")),
+            tool_result("call_0", "read", "second", is_error=True),
         ]
         trace.load(path)
         await pilot.pause()
