@@ -197,11 +197,12 @@ class AgentSession:
                 return []
             raise AgentBusy("the agent is running; queue the message with steer or follow_up")
         self._overflow_retried = False
-        await self._compact_if_over_threshold()
-        if self.loop.running:
-            self.follow_up(text)
-            return []
         context = self.manager.build_context().messages
+        if await self._compact_if_over_threshold(context):
+            if self.loop.running:
+                self.follow_up(text)
+                return []
+            context = self.manager.build_context().messages
         produced = await self.loop.run(context, [user_message(text, images)])
         return produced + await self._after_run(produced)
 
@@ -211,15 +212,17 @@ class AgentSession:
     def _summarizer(self) -> ModelSpec:
         return self.summary_model or self.model
 
-    def context_tokens(self) -> int | None:
+    def context_tokens(self, messages: list[Message] | None = None) -> int | None:
         """Tokens the next call would send, from the latest reply's usage plus an estimate of
         what came after it; None when no reply since the latest compaction reported usage.
 
         Usage from before the latest compaction on the path never counts: it describes a
-        context that no longer exists (pi #1860).
+        context that no longer exists (pi #1860). ``messages`` is the current context when the
+        caller already built it.
         """
         compacted_at = self._latest_compaction_ms()
-        messages = self.manager.build_context().messages
+        if messages is None:
+            messages = self.manager.build_context().messages
         for position in range(len(messages) - 1, -1, -1):
             message = messages[position]
             if message.get("role") != "assistant" or message.get("stopReason") == "error":
@@ -311,13 +314,15 @@ class AgentSession:
     def _context_window(self) -> int:
         return model_info(self.model).context_window
 
-    async def _compact_if_over_threshold(self) -> None:
-        """Before a prompt: compact when the context would not leave the reserve free."""
+    async def _compact_if_over_threshold(self, context: list[Message]) -> bool:
+        """Before a prompt: compact when ``context`` would not leave the reserve free; True
+        when a compaction was written (the context must then be built again)."""
         if not self.compaction.enabled:
-            return
-        tokens = self.context_tokens()
-        if tokens is not None and should_compact(tokens, self._context_window(), self.compaction):
-            await self._auto_compact("threshold")
+            return False
+        tokens = self.context_tokens(context)
+        if tokens is None or not should_compact(tokens, self._context_window(), self.compaction):
+            return False
+        return await self._auto_compact("threshold")
 
     async def _after_run(self, produced: list[Message]) -> list[Message]:
         """After a run: compact-and-retry once on overflow, or compact over the threshold."""
@@ -328,10 +333,9 @@ class AgentSession:
             self.model.provider,
             self.model.model_id,
         )
-        # A reply that succeeded although its input overflowed is not retried; the threshold
-        # check below compacts after it.
-        failed = last.get("stopReason") == "error"
-        if failed and same_model and is_context_overflow(last, self._context_window()):
+        # Only a failed reply is retried: one that succeeded although its input overflowed
+        # would be answered twice; the threshold check below compacts after it instead.
+        if same_model and is_context_overflow(last):
             if self._overflow_retried:
                 self._dispatch(CompactionEnd("overflow", error_message=OVERFLOW_RECOVERY_FAILED))
                 return []

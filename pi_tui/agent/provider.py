@@ -200,17 +200,11 @@ OVERFLOW_TEXT = re.compile(
 """Provider phrasings of "the prompt does not fit" (OpenAI, Anthropic, Gemini, vLLM, Ollama)."""
 
 
-def is_context_overflow(message: Message, context_window: int) -> bool:
-    """True when an assistant message failed, or silently degraded, because of context size.
-
-    A failed reply counts when its error says so; a completed one counts when the provider
-    accepted more input than the window holds (some servers truncate instead of failing).
-    """
-    if message.get("stopReason") == "error":
-        return bool(OVERFLOW_TEXT.search(str(message.get("errorMessage") or "")))
-    usage = message.get("usage") or {}
-    seen = int(usage.get("input", 0) or 0) + int(usage.get("cacheRead", 0) or 0)
-    return message.get("stopReason") == "stop" and context_window > 0 and seen > context_window
+def is_context_overflow(message: Message) -> bool:
+    """True when an assistant message failed because its input did not fit the context."""
+    return message.get("stopReason") == "error" and bool(
+        OVERFLOW_TEXT.search(str(message.get("errorMessage") or ""))
+    )
 
 
 def classify_error(exc: BaseException, spec: ModelSpec) -> ProviderError:
