@@ -26,6 +26,8 @@ from typing import Any
 
 import orjson
 
+from ..session.catalog import text_of
+
 PROVIDER = "offline"
 MODEL_ID = "pi-tui"
 MODEL_NAME = f"{PROVIDER}/{MODEL_ID}"
@@ -84,14 +86,6 @@ def load_script(path: str | os.PathLike[str]) -> list[PlannedReply]:
     return planned
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return ""
-
-
 REQUESTS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
@@ -114,7 +108,7 @@ def plan_from_rules(messages: list[dict[str, Any]], tool_names: set[str]) -> Pla
     last = messages[-1]
     if last.get("role") == "tool":
         return _answer_from_results(messages)
-    request = _text_of(last.get("content")).strip().rstrip(".?!")
+    request = text_of(last.get("content")).strip().rstrip(".?!")
     for pattern, tool in REQUESTS:
         match = pattern.match(request)
         if match is None:
@@ -151,7 +145,7 @@ def _answer_from_results(messages: list[dict[str, Any]]) -> PlannedReply:
     for message in reversed(messages):
         if message.get("role") != "tool":
             break
-        results.append(_text_of(message.get("content")))
+        results.append(text_of(message.get("content")))
     results.reverse()
     parts = []
     for text in results:
@@ -192,7 +186,7 @@ def summary_request(messages: list[dict[str, Any]]) -> str | None:
     turns = [m for m in messages if m.get("role") != "system"]
     if len(turns) != 1 or turns[0].get("role") != "user":
         return None
-    text = _text_of(turns[0].get("content"))
+    text = text_of(turns[0].get("content"))
     if text.startswith(CONVERSATION_OPEN) and CONVERSATION_CLOSE in text:
         return text
     return None
@@ -293,7 +287,7 @@ def _pieces(text: str) -> list[str]:
 
 
 def _estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    return sum(len(_text_of(m.get("content"))) for m in messages) // 4 + 1
+    return sum(len(text_of(m.get("content"))) for m in messages) // 4 + 1
 
 
 class OfflineBrain:
