@@ -23,7 +23,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,62 +39,7 @@ from pi_tui.agent.provider import ModelSpec, litellm_module  # noqa: E402
 from pi_tui.agent_session import AgentSession  # noqa: E402
 from pi_tui.session import SessionManager  # noqa: E402
 from pi_tui.ui.app import PiTuiApp  # noqa: E402
-
-SIZE = (140, 40)
-SIZE_FLAGS = ["-x", str(SIZE[0]), "-y", str(SIZE[1])]
-
-
-class Terminal:
-    """``pi-tui`` running in its own tmux server, 140×40."""
-
-    def __init__(self, name: str, command: str, cwd: Path) -> None:
-        self.socket = ["-L", name]
-        self.name = name
-        self.started = time.perf_counter()
-        where = ["-c", str(cwd)]
-        subprocess.run(
-            ["tmux", *self.socket, "new-session", "-d", "-s", name, *SIZE_FLAGS, *where, command],
-            check=True,
-        )
-
-    def screen(self) -> str:
-        """The visible text."""
-        return subprocess.run(
-            ["tmux", *self.socket, "capture-pane", "-p", "-t", self.name],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout
-
-    def wait_for(self, text: str, timeout: float = 60) -> float:
-        """Seconds since start when ``text`` appeared."""
-        while time.perf_counter() - self.started < timeout:
-            if text in self.screen():
-                return time.perf_counter() - self.started
-            time.sleep(0.01)
-        raise TimeoutError(f"{text!r} never appeared")
-
-    def key_until_repaint(self, key: str, timeout: float = 10) -> float:
-        """Seconds from sending a key until the screen differs."""
-        before = self.screen()
-        began = time.perf_counter()
-        subprocess.run(["tmux", *self.socket, "send-keys", "-t", self.name, key], check=True)
-        while time.perf_counter() - began < timeout:
-            if self.screen() != before:
-                return time.perf_counter() - began
-        raise TimeoutError(f"{key} changed nothing")
-
-    def capture_seconds(self, samples: int = 20) -> float:
-        """What one look at the screen costs (the resolution of the key measurement)."""
-        began = time.perf_counter()
-        for _ in range(samples):
-            self.screen()
-        return (time.perf_counter() - began) / samples
-
-    def close(self) -> None:
-        """Stop the server and the app in it."""
-        subprocess.run(["tmux", *self.socket, "kill-server"], check=False)
-
+from tests.terminal import SIZE, TmuxTerminal  # noqa: E402
 
 BARE_APP = (
     "from textual.app import App\n"
@@ -117,7 +61,7 @@ def bare_textual_first_frame(folder: Path, runs: int = 3) -> float | None:
     python = f"env -u PYTHONDONTWRITEBYTECODE {sys.executable}"
     firsts = []
     for run in range(-1, runs):
-        terminal = Terminal(f"uibare{os.getpid()}{run}", f"{python} {script}", folder)
+        terminal = TmuxTerminal(f"uibare{os.getpid()}{run}", f"{python} {script}", folder)
         try:
             seconds = terminal.wait_for("Session tree")
             if run >= 0:
@@ -147,7 +91,7 @@ def terminal_timings(
         copy = session.with_name(f"copy{run}-{session.name}")
         shutil.copy(session, copy)
         command = f"{python} -m pi_tui --session {copy}"
-        terminal = Terminal(f"uibench{os.getpid()}{run}", command, session.parent)
+        terminal = TmuxTerminal(f"uibench{os.getpid()}{run}", command, session.parent)
         try:
             if run < 0:
                 terminal.wait_for("Session tree")

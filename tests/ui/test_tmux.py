@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pi_tui.session import SessionManager
+from tests.terminal import TmuxTerminal
 from tests.ui.conftest import FOLLOW_UP, QUESTION, make_project
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -31,70 +31,6 @@ REPLIES = [
 ]
 
 
-class Terminal:
-    """A detached tmux session running one command."""
-
-    def __init__(self, name: str, command: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.name = name
-        self.socket = ["-L", name]
-        subprocess.run(
-            [
-                "tmux",
-                *self.socket,
-                "new-session",
-                "-d",
-                "-s",
-                name,
-                "-x",
-                "140",
-                "-y",
-                "40",
-                "-c",
-                str(cwd),
-                *[f"-e{k}={v}" for k, v in env.items()],
-                " ".join(command),
-            ],
-            check=True,
-        )
-
-    def screen(self) -> str:
-        result = subprocess.run(
-            ["tmux", *self.socket, "capture-pane", "-p", "-t", self.name],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        return result.stdout
-
-    def title(self) -> str:
-        result = subprocess.run(
-            ["tmux", *self.socket, "display-message", "-p", "-t", self.name, "#{pane_title}"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        return result.stdout.strip()
-
-    def keys(self, *keys: str, literal: bool = False) -> None:
-        flags = ["-l"] if literal else []
-        subprocess.run(
-            ["tmux", *self.socket, "send-keys", "-t", self.name, *flags, *keys], check=True
-        )
-        time.sleep(0.3)
-
-    def wait_for(self, text: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            time.sleep(0.2)
-        raise AssertionError(f"{text!r} never appeared; screen:\n{self.screen()}")
-
-    def close(self) -> None:
-        subprocess.run(["tmux", *self.socket, "kill-server"], check=False, capture_output=True)
-
-
 def test_reference_scenario_in_tmux(tmp_path: Path) -> None:
     root = make_project(tmp_path / "project")
     script = tmp_path / "script.json"
@@ -106,7 +42,9 @@ def test_reference_scenario_in_tmux(tmp_path: Path) -> None:
         "TERM": "xterm-256color",
         "PATH": os.environ.get("PATH", ""),
     }
-    terminal = Terminal(f"pitui{os.getpid()}", [sys.executable, "-m", "pi_tui"], root, env)
+    terminal = TmuxTerminal(
+        f"pitui{os.getpid()}", f"{sys.executable} -m pi_tui", root, env, key_pause=0.3, poll=0.2
+    )
     try:
         terminal.wait_for("Session tree")
         terminal.keys(QUESTION, literal=True)
