@@ -39,6 +39,7 @@ from pi_tui.tools.base import ToolContext  # noqa: E402
 from pi_tui.tools.registry import create_tools  # noqa: E402
 from pi_tui.ui.app import PiTuiApp  # noqa: E402
 from pi_tui.ui.chat import SummaryBlock  # noqa: E402
+from tests.ui.driving import type_and_send  # noqa: E402
 
 SAMPLE_DIR = ROOT / ".pi" / "sessions"
 SHOTS_DIR = ROOT / "screenshots"
@@ -98,25 +99,6 @@ SCRIPTED_ANSWER = {
 }
 
 
-async def settle(pilot: Pilot[None]) -> None:
-    """Wait until the agent is idle and every event has been rendered."""
-    app = pilot.app
-    assert isinstance(app, PiTuiApp)
-    await pilot.pause()
-    await app.wait_until_idle()
-    await pilot.pause()
-
-
-async def send(pilot: Pilot[None], text: str) -> None:
-    """Type ``text`` into the prompt and press Enter."""
-    app = pilot.app
-    assert isinstance(app, PiTuiApp)
-    app.prompt.focus_input()
-    app.prompt.area.insert(text)
-    await pilot.press("enter")
-    await settle(pilot)
-
-
 def agent_for(manager: SessionManager, project: Path) -> AgentSession:
     """The app's agent: offline model, real tools in ``project``."""
     return AgentSession(
@@ -137,14 +119,14 @@ async def record_sample(work: Path) -> Path:
     manager = SessionManager.create(SAMPLE_CWD, work / "sessions")
     app = PiTuiApp(agent_for(manager, project))
     async with app.run_test(size=SIZE) as pilot:
-        await send(pilot, QUESTION)
+        await type_and_send(pilot, QUESTION)
         await pilot.press("ctrl+t", "up", "up", "up", "enter")
         await pilot.pause()
         await pilot.press("1")  # no summary: the sample keeps pi's plain branch
         await pilot.pause()
-        await send(pilot, FOLLOW_UP)
-        await send(pilot, "/label root_cause_found")
-        await send(pilot, "/rename auth-debug")
+        await type_and_send(pilot, FOLLOW_UP)
+        await type_and_send(pilot, "/label root_cause_found")
+        await type_and_send(pilot, "/rename auth-debug")
     assert manager.session_file is not None
     return manager.session_file
 
@@ -183,7 +165,7 @@ async def _picker(pilot: Pilot[None]) -> None:
         if name:
             other.append_session_info(name)
         other.close()
-    await send(pilot, "/resume")
+    await type_and_send(pilot, "/resume")
     await pilot.pause()
 
 

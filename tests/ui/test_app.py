@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.pilot import Pilot
-
 from pi_tui.agent.offline import use_script
 from pi_tui.agent_session import AgentSession
 from pi_tui.session import SessionManager
@@ -14,25 +12,9 @@ from pi_tui.ui.chat import UserBlock
 from pi_tui.ui.navigator import SessionNavigator
 from pi_tui.ui.prompt import PromptArea
 from tests.ui.conftest import FOLLOW_UP, QUESTION, make_agent, make_project, reference_script
+from tests.ui.driving import settle, type_and_send
 
 SIZE = (120, 36)
-
-
-async def type_and_send(pilot: Pilot[None], text: str) -> None:
-    app = pilot.app
-    assert isinstance(app, PiTuiApp)
-    app.prompt.focus_input()
-    app.prompt.area.insert(text)
-    await pilot.press("enter")
-    await settle(pilot)
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    app = pilot.app
-    assert isinstance(app, PiTuiApp)
-    await pilot.pause()
-    await app.wait_until_idle()
-    await pilot.pause()
 
 
 async def test_reference_scenario_with_keys_only(tmp_path: Path) -> None:
